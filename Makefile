@@ -1,0 +1,69 @@
+# tun/tap batching series for net-next: the workbench.  One target per step;
+# `make help` lists them.  Build output goes to build/ (ignored).
+#   Base tree:  KERNEL_TREE=<net-next checkout>, or LINUX_SRC_TARBALL=<path>,
+#               else Debian's linux-source-7.3 is downloaded.
+
+SHELL := /bin/bash
+BUILD ?= $(CURDIR)/build
+export BUILD
+KERNELS ?= base series debug
+SELFTEST_KERNELS ?= base series debug
+SCENARIO ?= all
+MODE ?= icount
+
+.PHONY: help setup base apply export build selftest check bench profile test clean distclean
+
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+## setup      install the Debian packages the workbench needs
+setup:
+	scripts/setup.sh
+
+## base       unpack or clone the base tree into build/linux (tag "base")
+base:
+	scripts/base.sh
+
+$(BUILD)/series.head: series $(wildcard patches/*.patch) | base
+	scripts/apply.sh
+
+## apply      rebuild the series branch from patches/ (FORCE=1 drops local work)
+apply: base
+	scripts/apply.sh
+
+## export     regenerate patches/ and series from the series branch (V=2 ...)
+export:
+	scripts/export.sh
+
+## build      build the kernels in KERNELS (base series debug base-debug)
+build: $(BUILD)/series.head
+	for k in $(KERNELS); do scripts/build.sh $$k || exit; done
+
+## selftest   run the kselftests in selftests/list on SELFTEST_KERNELS
+selftest: $(BUILD)/series.head
+	for k in $(SELFTEST_KERNELS); do scripts/build.sh $$k || exit; done
+	selftests/run.sh $(SELFTEST_KERNELS)
+
+## check      netdev's per-patch checks (checkpatch, builds, W=1, sparse, cocci)
+check: $(BUILD)/series.head
+	scripts/check.sh
+
+## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and series
+bench: $(BUILD)/series.head
+	scripts/bench.sh $(SCENARIO)
+
+## profile    per-function instructions per packet (SCENARIO=s002 KERNEL=series)
+profile: $(BUILD)/series.head
+	scripts/profile.sh $(SCENARIO)
+
+## test       everything CI runs; ends with "N passed, N failed"
+test:
+	scripts/test.sh
+
+## clean      remove kernels and guest output (keeps the trees)
+clean:
+	rm -rf $(BUILD)/out $(BUILD)/guest
+
+## distclean  remove all of build/
+distclean:
+	rm -rf $(BUILD)

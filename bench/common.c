@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the tun/tap benchmark programs (see common.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void xioctl(int fd, unsigned long req, void *arg, const char *what)
+{
+	if (ioctl(fd, req, arg) < 0)
+		die(what);
+}
+
+unsigned long opt_num(const char *opt, const char *arg,
+		      unsigned long min, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
+		fail("--%s: bad value '%s' (%lu..%lu)", opt, arg, min, max);
+	return v;
+}
+
+in_addr_t opt_ip(const char *opt, const char *arg)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, arg, &a) != 1)
+		fail("--%s: bad IPv4 address '%s'", opt, arg);
+	return a.s_addr;
+}
+
+void opt_mac(const char *opt, const char *arg, uint8_t mac[6])
+{
+	int n = 0;
+
+	if (sscanf(arg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%n", &mac[0], &mac[1],
+		   &mac[2], &mac[3], &mac[4], &mac[5], &n) != 6 || arg[n])
+		fail("--%s: bad MAC address '%s'", opt, arg);
+}
+
+static void ifreq_name(struct ifreq *ifr, const char *name)
+{
+	if (strlen(name) >= IFNAMSIZ)
+		fail("interface name too long: %s", name);
+	memcpy(ifr->ifr_name, name, strlen(name) + 1);
+}
+
+int tap_open(const char *name, int extra_flags)
+{
+	int flags = IFF_TAP | IFF_NO_PI | extra_flags;
+	struct ifreq ifr = { .ifr_flags = flags };
+	int fd;
+
+	ifreq_name(&ifr, name);
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("/dev/net/tun");
+	xioctl(fd, TUNSETIFF, &ifr, "TUNSETIFF");
+	/* tun ignores flags it does not know: refuse to measure without. */
+	xioctl(fd, TUNGETIFF, &ifr, "TUNGETIFF");
+	if ((ifr.ifr_flags & flags) != flags)
+		fail("%s: tun flags %#x not supported", name,
+		     flags & ~ifr.ifr_flags);
+	return fd;
+}
+
+static int ctl_sock(void)
+{
+	static int fd = -1;
+
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			die("socket");
+	}
+	return fd;
+}
+
+static void ifreq_init(struct ifreq *ifr, const char *name)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	ifreq_name(ifr, name);
+}
+
+/* IPv6 is off on the device so that no ND/MLD frames mix with ours. */
+void if_up(const char *name, int mtu)
+{
+	struct ifreq ifr;
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
+		 name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			die(path);
+		close(fd);
+	}
+	ifreq_init(&ifr, name);
+	if (mtu > 0) {
+		ifr.ifr_mtu = mtu;
+		xioctl(ctl_sock(), SIOCSIFMTU, &ifr, "SIOCSIFMTU");
+	}
+	xioctl(ctl_sock(), SIOCGIFFLAGS, &ifr, "SIOCGIFFLAGS");
+	ifr.ifr_flags |= IFF_UP;
+	xioctl(ctl_sock(), SIOCSIFFLAGS, &ifr, "SIOCSIFFLAGS");
+}
+
+void if_set_ipv4(const char *name, in_addr_t addr, int prefix)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct ifreq ifr;
+
+	ifreq_init(&ifr, name);
+	sin.sin_addr.s_addr = addr;
+	memcpy(&ifr.ifr_addr, &sin, sizeof(sin));
+	xioctl(ctl_sock(), SIOCSIFADDR, &ifr, "SIOCSIFADDR");
+	sin.sin_addr.s_addr = htonl(prefix ? ~0U << (32 - prefix) : 0);
+	memcpy(&ifr.ifr_netmask, &sin, sizeof(sin));
+	xioctl(ctl_sock(), SIOCSIFNETMASK, &ifr, "SIOCSIFNETMASK");
+}
+
+int if_index(const char *name)
+{
+	unsigned int i = if_nametoindex(name);
+
+	if (!i)
+		die(name);
+	return i;
+}
+
+void if_mac(const char *name, uint8_t mac[6])
+{
+	struct ifreq ifr;
+
+	ifreq_init(&ifr, name);
+	xioctl(ctl_sock(), SIOCGIFHWADDR, &ifr, "SIOCGIFHWADDR");
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+}
+
+/* A vhost worker forks from its owner and so inherits this affinity. */
+void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE ||
+	    sched_getaffinity(0, sizeof(set), &set) || !CPU_ISSET(cpu, &set))
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* poll() timeout in ms until deadline, rounded up so it is not missed. */
+int ms_until(uint64_t deadline)
+{
+	uint64_t now = now_ns();
+
+	if (now >= deadline)
+		return 0;
+	if ((deadline - now) / 1000000 >= INT_MAX)
+		return INT_MAX;
+	return (deadline - now + 999999) / 1000000;
+}
+
+/*
+ * Voluntary context switches of this thread (RUSAGE_THREAD), or of the whole
+ * process (RUSAGE_SELF), which includes a vhost worker: it is our thread.
+ */
+long vol_csw(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return ru.ru_nvcsw;
+}
+
+void touch(const char *path)
+{
+	int fd;
+
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(path);
+	close(fd);
+}
+
+static uint16_t ip_csum(const void *data, size_t len)
+{
+	const uint16_t *p = data;
+	uint32_t sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *p++;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* The UDP checksum is left 0 (none), which IPv4 allows. */
+void udp_frame_build(uint8_t *buf, size_t len, const struct udp_frame *f)
+{
+	struct ether_header eth = { .ether_type = htons(ETHERTYPE_IP) };
+	struct iphdr ip = {
+		.version = 4, .ihl = 5, .ttl = 64, .protocol = IPPROTO_UDP,
+		.tot_len = htons(len - sizeof(eth)),
+		.saddr = f->sip, .daddr = f->dip,
+	};
+	struct udphdr udp = {
+		.source = htons(f->sport), .dest = htons(f->dport),
+		.len = htons(len - sizeof(eth) - sizeof(ip)),
+	};
+	size_t i;
+
+	memcpy(eth.ether_dhost, f->dmac, 6);
+	memcpy(eth.ether_shost, f->smac, 6);
+	ip.check = ip_csum(&ip, sizeof(ip));
+	memcpy(buf, &eth, sizeof(eth));
+	memcpy(buf + sizeof(eth), &ip, sizeof(ip));
+	memcpy(buf + sizeof(eth) + sizeof(ip), &udp, sizeof(udp));
+	for (i = FRAME_MIN; i < len; i++)
+		buf[i] = i;
+}
+
+void udp_frame_set_dport(uint8_t *buf, uint16_t dport)
+{
+	uint16_t p = htons(dport);
+
+	memcpy(buf + sizeof(struct ether_header) + sizeof(struct iphdr) +
+	       offsetof(struct udphdr, dest), &p, sizeof(p));
+}
+
+static uint64_t read_stat(const char *tap, const char *name)
+{
+	unsigned long long v;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s",
+		 tap, name);
+	f = fopen(path, "re");
+	if (!f || fscanf(f, "%llu", &v) != 1)
+		die(path);
+	fclose(f);
+	return v;
+}
+
+/* Udp InErrors of /proc/net/snmp: socket drops (RcvbufErrors and others). */
+static uint64_t udp_in_errors(void)
+{
+	char names[1024], vals[1024], *n, *v, *sn, *sv;
+	FILE *f = fopen("/proc/net/snmp", "re");
+
+	if (!f)
+		die("/proc/net/snmp");
+	while (fgets(names, sizeof(names), f)) {
+		if (strncmp(names, "Udp:", 4) || !fgets(vals, sizeof(vals), f))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		v = strtok_r(vals, " \n", &sv);
+		while (n && v && strcmp(n, "InErrors")) {
+			n = strtok_r(NULL, " \n", &sn);
+			v = strtok_r(NULL, " \n", &sv);
+		}
+		if (n && v) {
+			fclose(f);
+			return strtoull(v, NULL, 10);
+		}
+	}
+	fail("/proc/net/snmp: no Udp InErrors");
+}
+
+void counters_read(const char *tap, struct counters *c)
+{
+	c->rx_packets = read_stat(tap, "rx_packets");
+	c->rx_dropped = read_stat(tap, "rx_dropped");
+	c->tx_packets = read_stat(tap, "tx_packets");
+	c->tx_dropped = read_stat(tap, "tx_dropped");
+	c->udp_in_errors = udp_in_errors();
+}
+
+void json_counters(const struct counters *a, const struct counters *b)
+{
+	json_u64("tap_rx_packets", b->rx_packets - a->rx_packets);
+	json_u64("tap_rx_dropped", b->rx_dropped - a->rx_dropped);
+	json_u64("tap_tx_packets", b->tx_packets - a->tx_packets);
+	json_u64("tap_tx_dropped", b->tx_dropped - a->tx_dropped);
+	json_u64("udp_in_errors", b->udp_in_errors - a->udp_in_errors);
+}
+
+void sinks_open(struct sinks *s, in_addr_t addr, uint16_t port, int n)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	/* Room for whole bursts: drops must come from the path measured. */
+	int rcvbuf = 4 << 20;
+	int i;
+
+	if (n > MAX_FLOWS || port + n - 1 > 65535)
+		fail("too many flows: %d from port %u", n, port);
+	s->n = n;
+	s->packets = s->bytes = 0;
+	sin.sin_addr.s_addr = addr;
+	for (i = 0; i < n; i++) {
+		s->fd[i] = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
+				  SOCK_CLOEXEC, 0);
+		if (s->fd[i] < 0)
+			die("socket");
+		if (setsockopt(s->fd[i], SOL_SOCKET, SO_RCVBUFFORCE,
+			       &rcvbuf, sizeof(rcvbuf)))
+			die("SO_RCVBUFFORCE");
+		sin.sin_port = htons(port + i);
+		if (bind(s->fd[i], (struct sockaddr *)&sin, sizeof(sin)))
+			die("bind");
+	}
+}
+
+#define DRAIN_BATCH	64
+#define DRAIN_LEN	2048
+
+void sinks_drain(struct sinks *s)
+{
+	static uint8_t buf[DRAIN_BATCH][DRAIN_LEN];
+	static struct iovec iov[DRAIN_BATCH];
+	static struct mmsghdr msg[DRAIN_BATCH];
+	int i, j, n;
+
+	for (j = 0; j < DRAIN_BATCH; j++) {
+		iov[j].iov_base = buf[j];
+		iov[j].iov_len = DRAIN_LEN;
+		msg[j].msg_hdr.msg_iov = &iov[j];
+		msg[j].msg_hdr.msg_iovlen = 1;
+	}
+	for (i = 0; i < s->n; i++) {
+		do {
+			/* MSG_TRUNC: count the real length of big datagrams */
+			n = recvmmsg(s->fd[i], msg, DRAIN_BATCH,
+				     MSG_DONTWAIT | MSG_TRUNC, NULL);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				die("recvmmsg");
+			}
+			s->packets += n;
+			for (j = 0; j < n; j++)
+				s->bytes += msg[j].msg_len;
+		} while (n == DRAIN_BATCH);
+	}
+}
+
+static bool sinks_wait(struct sinks *s, int ms)
+{
+	struct pollfd pfd[MAX_FLOWS];
+	uint64_t old = s->packets;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		pfd[i].fd = s->fd[i];
+		pfd[i].events = POLLIN;
+	}
+	if (poll(pfd, s->n, ms) < 0 && errno != EINTR)
+		die("poll");
+	sinks_drain(s);
+	return s->packets != old;
+}
+
+/*
+ * Collect the frames still on their way to the sinks, then check that each
+ * of the sent frames was either received or counted as dropped.
+ */
+bool sinks_settle(struct sinks *s, const char *tap,
+		  const struct counters *before, struct counters *after,
+		  uint64_t sent)
+{
+	uint64_t lost;
+
+	for (;;) {
+		counters_read(tap, after);
+		lost = after->rx_dropped - before->rx_dropped +
+		       after->udp_in_errors - before->udp_in_errors;
+		if (s->packets + lost >= sent || !sinks_wait(s, 200))
+			break;
+	}
+	return s->packets + lost == sent;
+}
+
+void json_begin(const char *role)
+{
+	printf("{\"role\":\"%s\"", role);
+}
+
+void json_str(const char *key, const char *val)
+{
+	printf(",\"%s\":\"%s\"", key, val);
+}
+
+void json_u64(const char *key, uint64_t val)
+{
+	printf(",\"%s\":%" PRIu64, key, val);
+}
+
+void json_dbl(const char *key, double val)
+{
+	printf(",\"%s\":%.3f", key, val);
+}
+
+void json_end(void)
+{
+	printf("}\n");
+	fflush(stdout);
+}

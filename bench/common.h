@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the tun/tap benchmark programs.  They run in a one-vCPU
+ * guest, so nothing here spins: waits block in poll() with a timeout.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <linux/if_tun.h>
+
+/* Added by the series under test; older uapi headers lack it. */
+#ifndef IFF_BACKPRESSURE
+#define IFF_BACKPRESSURE 0x0080
+#endif
+
+#define NSEC_PER_SEC	1000000000ULL
+#define MAX_FLOWS	1024
+#define FRAME_MIN	42	/* Ethernet + IPv4 + UDP headers */
+#define FRAME_MAX	65535
+
+void die(const char *what) __attribute__((noreturn));
+void fail(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+void xioctl(int fd, unsigned long req, void *arg, const char *what);
+
+unsigned long opt_num(const char *opt, const char *arg,
+		      unsigned long min, unsigned long max);
+in_addr_t opt_ip(const char *opt, const char *arg);
+void opt_mac(const char *opt, const char *arg, uint8_t mac[6]);
+
+int tap_open(const char *name, int extra_flags);
+void if_up(const char *name, int mtu);
+void if_set_ipv4(const char *name, in_addr_t addr, int prefix);
+int if_index(const char *name);
+void if_mac(const char *name, uint8_t mac[6]);
+
+void pin_cpu(int cpu);
+uint64_t now_ns(void);
+int ms_until(uint64_t deadline);
+long vol_csw(int who);
+void touch(const char *path);
+
+struct udp_frame {
+	uint8_t dmac[6], smac[6];
+	in_addr_t sip, dip;		/* network byte order */
+	uint16_t sport, dport;		/* host byte order */
+};
+
+void udp_frame_build(uint8_t *buf, size_t len, const struct udp_frame *f);
+void udp_frame_set_dport(uint8_t *buf, uint16_t dport);
+
+/* Where a frame written into a tap can be lost before reaching a socket. */
+struct counters {
+	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;
+	uint64_t udp_in_errors;
+};
+
+void counters_read(const char *tap, struct counters *c);
+void json_counters(const struct counters *a, const struct counters *b);
+
+struct sinks {
+	int n;
+	int fd[MAX_FLOWS];
+	uint64_t packets, bytes;
+};
+
+void sinks_open(struct sinks *s, in_addr_t addr, uint16_t port, int n);
+void sinks_drain(struct sinks *s);
+bool sinks_settle(struct sinks *s, const char *tap,
+		  const struct counters *before, struct counters *after,
+		  uint64_t sent);
+
+void json_begin(const char *role);
+void json_str(const char *key, const char *val);
+void json_u64(const char *key, uint64_t val);
+void json_dbl(const char *key, double val);
+void json_end(void);
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/bash
+# In the guest: run one bench scenario, append one JSON line per case to
+# $GUEST_OUT/results.jsonl.  run.sh SCENARIO PACKETS
+#   {"case": ..., "params": {...}, "result": {program's JSON}}
+# A program that fails (or whose counters do not add up) fails the run.
+set -euo pipefail
+cd "$(dirname "$0")"
+scenario=$1 n=$2
+out=$GUEST_OUT/results.jsonl
+tr=/sys/kernel/tracing
+
+case_() { # case_ NAME PARAMS-JSON CMD...: run CMD, record its JSON line
+	local name=$1 params=$2; shift 2
+	local res
+	res=$("$@") || { echo "bench: case $name failed: $*" >&2; exit 1; }
+	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$res}" >>"$out"
+	echo "$scenario $name: $res"
+}
+
+# count FUNC CMD...: run CMD with FUNC's calls counted by a kprobe, in a run
+# of its own (a probe costs instructions), and record the count.
+count() {
+	local fn=$1 name=$2; shift 2
+	echo "p:bench_$fn $fn" >>$tr/kprobe_events
+	echo 1 >$tr/events/kprobes/bench_$fn/enable
+	"$@" >/dev/null
+	echo 0 >$tr/events/kprobes/bench_$fn/enable
+	local hits
+	hits=$(awk -v e="bench_$fn" '$1 == e { print $2 }' $tr/kprobe_profile)
+	echo "-:bench_$fn" >>$tr/kprobe_events
+	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"count\":{\"$fn\":$hits}}" >>"$out"
+}
+
+tap() { # tap NAME [ip tuntap flags]: a persistent tap the programs attach to
+	local t=$1; shift
+	ip tuntap add dev "$t" mode tap "$@"
+	ip link set "$t" up
+}
+untap() { ip link del "$1" 2>/dev/null || true; }
+
+# reader_with CASE PARAMS READER-ARGS -- GENERATOR...: a tap reader waiting
+# while a generator sends through the tap.
+reader_with() {
+	local name=$1 params=$2 rargs=() ready=/tmp/ready.$$
+	shift 2
+	while [ "$1" != -- ]; do rargs+=("$1"); shift; done; shift
+	rm -f $ready
+	./reader "${rargs[@]}" --ready $ready >/tmp/reader.json &
+	local pid=$!
+	for _ in $(seq 100); do [ -e $ready ] && break; sleep 0.1; done
+	"$@" >/tmp/gen.json
+	wait $pid || { echo "bench: reader failed in $name" >&2; exit 1; }
+	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat /tmp/reader.json),\"generator\":$(cat /tmp/gen.json)}" >>"$out"
+	echo "$scenario $name: $(cat /tmp/reader.json)"
+}
+
+case $scenario in
+s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
+	ip link add br0 type bridge; ip link set br0 up
+	for t in tap0 tap1; do tap $t; ip link set $t master br0; done
+	for w in read poll; do
+		reader_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
+			--tap tap0 --packets "$n" --wait $w -- \
+			./writer --tap tap1 --no-addr --flows 0 --size 64 --packets "$n"
+	done
+	;;
+s001)	# write() into a tap, delivered to a UDP socket (seed 001)
+	case_ "write 512" '{"size":512}' ./writer --tap tap0 --flows 1 --size 512 --packets "$n"
+	case_ "write 64" '{"size":64}' ./writer --tap tap0 --flows 1 --size 64 --packets "$n"
+	;;
+s002)	# vhost-net TX into a tap (seed 002)
+	for f in 0 4 8 16 32 48 64; do
+		tap tap0 vnet_hdr; ethtool -C tap0 rx-frames $f
+		case_ "msg_more rx-frames $f" "{\"mode\":\"msg_more\",\"rx_frames\":$f,\"burst\":64}" \
+			./vhost --mode tx --tap tap0 --sndbuf limited --burst 64 --packets "$n"
+		untap tap0
+	done
+	for b in 1 2 4 8 16 32 64; do
+		case_ "xdp_batch burst $b" "{\"mode\":\"xdp_batch\",\"burst\":$b}" \
+			./vhost --mode tx --tap tap0 --sndbuf unlimited --burst $b --packets "$n"
+	done
+	# peer: the opt-in a user can pick today, IFF_NAPI (NAPI + GRO lists)
+	tap tap0 vnet_hdr; ethtool -C tap0 rx-frames 64
+	case_ "napi msg_more rx-frames 64" '{"mode":"msg_more","rx_frames":64,"burst":64,"napi":true}' \
+		./vhost --mode tx --tap tap0 --napi --sndbuf limited --burst 64 --packets "$n"
+	untap tap0
+	for b in 1 64; do
+		case_ "napi xdp_batch burst $b" "{\"mode\":\"xdp_batch\",\"burst\":$b,\"napi\":true}" \
+			./vhost --mode tx --tap tap0 --napi --sndbuf unlimited --burst $b --packets "$n"
+	done
+	# floor: the cheapest path there is, an XDP program on the tap
+	for x in drop pass; do
+		case_ "floor xdp_$x burst 64" "{\"mode\":\"xdp_batch\",\"burst\":64,\"xdp\":\"$x\"}" \
+			./vhost --mode tx --tap tap0 --sndbuf unlimited --burst 64 --xdp $x --packets "$n"
+	done
+	;;
+s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
+	for bp in "" backpressure; do
+		flags=() p=false
+		[ -n "$bp" ] && flags=(--backpressure) p=true
+		for w in read poll; do
+			for segs in 1 32; do
+				name="gso $segs segs, $w${bp:+, $bp}"
+				params="{\"gen\":\"gso\",\"segs\":$segs,\"wait\":\"$w\",\"backpressure\":$p}"
+				tap tap0 ${bp:+backpressure}
+				ip addr add 10.0.2.1/24 dev tap0
+				ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
+				reader_with "$name" "$params" --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- \
+					./gso --dst 10.0.2.2 --port 9000 --segs $segs --seg-size 22 --packets "$n"
+				count sock_def_readable "$name" reader_with "$name (counted)" "$params" \
+					--tap tap0 --packets "$n" --wait $w "${flags[@]}" -- \
+					./gso --dst 10.0.2.2 --port 9000 --segs $segs --seg-size 22 --packets "$n"
+				untap tap0
+			done
+		done
+	done
+	;;
+s004)	# 10 UDP flows of 1-byte payload written into a tap (seed 004)
+	case_ "10 flows, 1 B" '{"flows":10,"payload":1}' \
+		./writer --tap tap0 --flows 10 --size 43 --packets "$n"
+	;;
+*)	echo "bench: unknown scenario $scenario" >&2; exit 1 ;;
+esac

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A vhost-net driver without a VM: one split ring of RING_NUM entries and its
+ * packet buffers live in one anonymous mapping, which vhost is told is guest
+ * memory at the same addresses.  The tap provides the 12-byte vnet header
+ * (VERSION_1 + MRG_RXBUF), so each buffer is that header plus a frame.
+ *
+ *   --mode tx: vhost-net sends our frames into the tap, --burst per kick, to
+ *	the tap's own address where UDP sinks drain them after each burst.
+ *   --mode rx: vhost-net receives what the kernel transmits on the tap; the
+ *	traffic comes from another process, started once --ready exists.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/vhost.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_net.h>
+#include <linux/virtio_ring.h>
+
+#include "common.h"
+
+#define RING_NUM	256
+#define VQ_RX		0
+#define VQ_TX		1
+#define HDR_LEN		sizeof(struct virtio_net_hdr_mrg_rxbuf)
+#define RX_BUF_LEN	2048
+#define RING_PAGE	4096	/* desc, avail and used get a page each */
+#define WARMUP_BURSTS	2
+
+static struct {
+	int fd, kick, call;
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint8_t *buf;			/* RING_NUM slots of slot bytes */
+	size_t slot;
+	uint16_t avail_idx, used_idx;	/* next entry to post, to reap */
+	uint64_t kicks, wakeups;
+} vq;
+
+static struct {
+	const char *tap, *ready;
+	bool rx, napi;
+	unsigned int burst, size, flows, port, timeout, max_time;
+	int xdp, sndbuf, cpu;
+	unsigned long packets;
+	in_addr_t dip, sip;
+} o = {
+	.tap = "tap0", .burst = 64, .size = 64, .flows = 1, .port = 9000,
+	.timeout = 0, .max_time = 120, .xdp = -1, .sndbuf = INT_MAX,
+	.cpu = -1, .packets = 10000,
+};
+
+static void vq_setup(int tap, unsigned int index, size_t slot,
+		     uint32_t desc_len, uint16_t desc_flags)
+{
+	uint64_t want = 1ULL << VIRTIO_F_VERSION_1 |
+			1ULL << VIRTIO_NET_F_MRG_RXBUF;
+	struct vhost_vring_state num = { index, RING_NUM }, base = { index, 0 };
+	struct vhost_vring_file backend = { index, tap };
+	struct vhost_vring_file kick = { .index = index };
+	struct vhost_vring_file call = { .index = index };
+	struct vhost_vring_addr addr = { .index = index };
+	size_t len = 3 * RING_PAGE + RING_NUM * slot;
+	struct vhost_memory *mem;
+	uint64_t have;
+	uint8_t *p;
+	int i;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	vq.desc = (void *)p;
+	vq.avail = (void *)(p + RING_PAGE);
+	vq.used = (void *)(p + 2 * RING_PAGE);
+	vq.buf = p + 3 * RING_PAGE;
+	vq.slot = slot;
+	for (i = 0; i < RING_NUM; i++) {
+		vq.desc[i].addr = (uintptr_t)(vq.buf + i * slot);
+		vq.desc[i].len = desc_len;
+		vq.desc[i].flags = desc_flags;
+	}
+
+	vq.fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	if (vq.fd < 0)
+		die("/dev/vhost-net");
+	xioctl(vq.fd, VHOST_SET_OWNER, NULL, "VHOST_SET_OWNER");
+	xioctl(vq.fd, VHOST_GET_FEATURES, &have, "VHOST_GET_FEATURES");
+	if ((have & want) != want)
+		fail("vhost-net lacks features %#llx",
+		     (unsigned long long)(want & ~have));
+	xioctl(vq.fd, VHOST_SET_FEATURES, &want, "VHOST_SET_FEATURES");
+
+	/* guest physical == user address: descriptors hold plain pointers */
+	mem = calloc(1, sizeof(*mem) + sizeof(mem->regions[0]));
+	if (!mem)
+		die("calloc");
+	mem->nregions = 1;
+	mem->regions[0].guest_phys_addr = (uintptr_t)p;
+	mem->regions[0].userspace_addr = (uintptr_t)p;
+	mem->regions[0].memory_size = len;
+	xioctl(vq.fd, VHOST_SET_MEM_TABLE, mem, "VHOST_SET_MEM_TABLE");
+	free(mem);
+
+	vq.kick = kick.fd = eventfd(0, EFD_CLOEXEC);
+	vq.call = call.fd = eventfd(0, EFD_CLOEXEC);
+	if (kick.fd < 0 || call.fd < 0)
+		die("eventfd");
+	addr.desc_user_addr = (uintptr_t)vq.desc;
+	addr.avail_user_addr = (uintptr_t)vq.avail;
+	addr.used_user_addr = (uintptr_t)vq.used;
+	xioctl(vq.fd, VHOST_SET_VRING_NUM, &num, "VHOST_SET_VRING_NUM");
+	xioctl(vq.fd, VHOST_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE");
+	xioctl(vq.fd, VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
+	xioctl(vq.fd, VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");
+	xioctl(vq.fd, VHOST_SET_VRING_CALL, &call, "VHOST_SET_VRING_CALL");
+	xioctl(vq.fd, VHOST_NET_SET_BACKEND, &backend, "VHOST_NET_SET_BACKEND");
+}
+
+/* Publish the posted entries; kick unless vhost said it is still polling. */
+static void vq_publish(void)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&vq.avail->idx, vq.avail_idx, __ATOMIC_RELEASE);
+	/* Pairs with the barrier in vhost_enable_notify(). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&vq.used->flags, __ATOMIC_RELAXED) &
+	    VRING_USED_F_NO_NOTIFY)
+		return;
+	if (write(vq.kick, &one, sizeof(one)) != sizeof(one))
+		die("kick");
+	vq.kicks++;
+}
+
+/* Sleep on the call eventfd until vhost used more entries, or deadline. */
+static bool vq_wait(uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = vq.call, .events = POLLIN };
+	uint64_t cnt;
+	int ms;
+
+	while (__atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE) ==
+	       vq.used_idx) {
+		ms = ms_until(deadline);
+		if (!ms)
+			return false;
+		if (poll(&pfd, 1, ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if (!(pfd.revents & POLLIN))
+			continue;
+		if (read(vq.call, &cnt, sizeof(cnt)) != sizeof(cnt))
+			die("read call eventfd");
+		vq.wakeups++;
+	}
+	return true;
+}
+
+/* The other thread of this process is the vhost worker. */
+static long worker_csw(void)
+{
+	return vol_csw(RUSAGE_SELF) - vol_csw(RUSAGE_THREAD);
+}
+
+/* Post n frames, kick, and wait until vhost has used them all. */
+static unsigned int tx_burst(unsigned int n, uint64_t *seq, uint64_t deadline)
+{
+	uint16_t start = vq.used_idx, id;
+	unsigned int i;
+
+	/* At most one burst is in flight, so slot ids never collide. */
+	for (i = 0; i < n; i++, (*seq)++) {
+		id = vq.avail_idx % RING_NUM;
+		if (o.flows > 1)
+			udp_frame_set_dport(vq.buf + id * vq.slot + HDR_LEN,
+					    o.port + *seq % o.flows);
+		vq.avail->ring[id] = id;
+		vq.avail_idx++;
+	}
+	vq_publish();
+	while (vq.used_idx != vq.avail_idx && vq_wait(deadline))
+		vq.used_idx = __atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE);
+	return (uint16_t)(vq.used_idx - start);
+}
+
+/* r0 = action; exit */
+static void xdp_attach(const char *tap, int action)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = action },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_XDP;
+	attr.insns = (uintptr_t)prog;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0)
+		die("BPF_PROG_LOAD");
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = fd;
+	attr.link_create.target_ifindex = if_index(tap);
+	attr.link_create.attach_type = BPF_XDP;
+	/* The link fd is left open: the program stays until we exit. */
+	if (syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr)) < 0)
+		die("BPF_LINK_CREATE");
+}
+
+static int run_tx(void)
+{
+	static const char *const xdp_name[] = {
+		[XDP_DROP] = "drop", [XDP_PASS] = "pass",
+	};
+	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 },
+			       .sip = o.sip, .dip = o.dip,
+			       .sport = o.port, .dport = o.port };
+	uint64_t seq = 0, sent = 0, t0, t1, deadline;
+	size_t slot = (HDR_LEN + o.size + 63) & ~63UL;
+	struct counters c0, c1;
+	struct sinks s = { 0 };
+	unsigned int n, i;
+	bool ok = true;
+	long csw, wcsw;
+	int tap;
+
+	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0));
+	n = HDR_LEN;
+	xioctl(tap, TUNSETVNETHDRSZ, &n, "TUNSETVNETHDRSZ");
+	/* INT_MAX lets vhost batch frames as XDP buffers, else MSG_MORE. */
+	xioctl(tap, TUNSETSNDBUF, &o.sndbuf, "TUNSETSNDBUF");
+	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
+	if_set_ipv4(o.tap, o.dip, 24);
+	if_mac(o.tap, f.dmac);
+	if (o.xdp >= 0)
+		xdp_attach(o.tap, o.xdp);
+
+	vq_setup(tap, VQ_TX, slot, HDR_LEN + o.size, 0);
+	for (i = 0; i < RING_NUM; i++)
+		udp_frame_build(vq.buf + i * slot + HDR_LEN, o.size, &f);
+	if (o.xdp != XDP_DROP)
+		sinks_open(&s, o.dip, o.port, o.flows);
+
+	/* Warm up the whole path once, uncounted. */
+	counters_read(o.tap, &c0);
+	deadline = now_ns() + o.timeout * NSEC_PER_SEC;
+	for (i = 0; i < WARMUP_BURSTS; i++)
+		tx_burst(o.burst, &seq, deadline);
+	if (s.n)
+		sinks_settle(&s, o.tap, &c0, &c1, WARMUP_BURSTS * o.burst);
+	counters_read(o.tap, &c0);
+	s.packets = s.bytes = 0;
+	vq.kicks = vq.wakeups = 0;
+
+	csw = vol_csw(RUSAGE_THREAD);
+	wcsw = worker_csw();
+	t0 = now_ns();
+	while (sent < o.packets && now_ns() < deadline) {
+		n = o.packets - sent < o.burst ? o.packets - sent : o.burst;
+		i = tx_burst(n, &seq, deadline);
+		sent += i;
+		sinks_drain(&s);
+		if (i < n)
+			break;
+	}
+	t1 = now_ns();
+	csw = vol_csw(RUSAGE_THREAD) - csw;
+	wcsw = worker_csw() - wcsw;
+	if (s.n)
+		ok = sinks_settle(&s, o.tap, &c0, &c1, sent);
+	else
+		counters_read(o.tap, &c1);
+
+	json_begin("vhost-tx");
+	json_str("mode", "tx");
+	json_u64("burst", o.burst);
+	json_u64("size", o.size);
+	json_u64("flows", o.flows);
+	json_str("sndbuf", o.sndbuf == INT_MAX ? "unlimited" : "limited");
+	json_u64("sndbuf_bytes", o.sndbuf);
+	json_u64("napi", o.napi);
+	json_str("xdp", o.xdp < 0 ? "none" : xdp_name[o.xdp]);
+	json_u64("packets", sent);
+	json_u64("received", s.packets);
+	json_u64("ns", t1 - t0);
+	json_dbl("ns_per_pkt", sent ? (double)(t1 - t0) / sent : 0);
+	json_u64("kicks", vq.kicks);
+	json_u64("wakeups", vq.wakeups);
+	json_counters(&c0, &c1);
+	json_u64("csw", csw);
+	json_u64("worker_csw", wcsw);
+	json_end();
+
+	if (sent < o.packets) {
+		fprintf(stderr, "vhost: timed out after %llu of %lu packets\n",
+			(unsigned long long)sent, o.packets);
+		return 2;
+	}
+	if (!ok) {
+		fprintf(stderr,
+			"vhost: %llu sent, %llu received, rest not dropped\n",
+			(unsigned long long)sent,
+			(unsigned long long)s.packets);
+		return 2;
+	}
+	return 0;
+}
+
+static int run_rx(void)
+{
+	uint64_t idle = o.timeout * NSEC_PER_SEC;
+	uint64_t packets = 0, bytes = 0, first = 0, last, end;
+	struct virtio_net_hdr_mrg_rxbuf *hdr;
+	struct vring_used_elem *e;
+	struct counters c0, c1;
+	unsigned int rest = 0, i;
+	uint16_t used;
+	long csw, wcsw;
+	int tap;
+
+	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0));
+	i = HDR_LEN;
+	xioctl(tap, TUNSETVNETHDRSZ, &i, "TUNSETVNETHDRSZ");
+	if_up(o.tap, 0);
+	if_set_ipv4(o.tap, o.dip, 24);
+
+	vq_setup(tap, VQ_RX, RX_BUF_LEN, RX_BUF_LEN, VRING_DESC_F_WRITE);
+	for (i = 0; i < RING_NUM; i++)
+		vq.avail->ring[i] = i;
+	vq.avail_idx = RING_NUM;
+	vq_publish();
+
+	counters_read(o.tap, &c0);
+	csw = vol_csw(RUSAGE_THREAD);
+	wcsw = worker_csw();
+	last = now_ns();
+	end = last + o.max_time * NSEC_PER_SEC;
+	touch(o.ready);
+	while (packets < o.packets) {
+		if (!vq_wait(last + idle < end ? last + idle : end))
+			break;
+		if (!first)
+			first = now_ns();
+		used = __atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE);
+		for (; vq.used_idx != used; vq.used_idx++) {
+			e = &vq.used->ring[vq.used_idx % RING_NUM];
+			/* A frame spans num_buffers entries (MRG_RXBUF). */
+			if (!rest) {
+				hdr = (void *)(vq.buf + e->id * vq.slot);
+				rest = hdr->num_buffers ? hdr->num_buffers : 1;
+				packets++;
+				bytes += e->len - HDR_LEN;
+			} else {
+				bytes += e->len;
+			}
+			rest--;
+			vq.avail->ring[vq.avail_idx++ % RING_NUM] = e->id;
+		}
+		vq_publish();
+		last = now_ns();
+	}
+	csw = vol_csw(RUSAGE_THREAD) - csw;
+	wcsw = worker_csw() - wcsw;
+	counters_read(o.tap, &c1);
+
+	json_begin("vhost-rx");
+	json_str("mode", "rx");
+	json_u64("napi", o.napi);
+	json_u64("packets", packets);
+	json_u64("bytes", bytes);
+	json_u64("ns", first ? last - first : 0);
+	json_u64("kicks", vq.kicks);
+	json_u64("wakeups", vq.wakeups);
+	json_counters(&c0, &c1);
+	json_u64("csw", csw);
+	json_u64("worker_csw", wcsw);
+	json_end();
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: vhost --mode tx|rx [--tap NAME] [--packets N] [--napi] [--cpu N]\n"
+"  tx: [--burst 1..64] [--size BYTES] [--sndbuf limited|unlimited|BYTES]\n"
+"      [--xdp drop|pass] [--flows F] [--port P] [--dst-ip IP] [--src-ip IP]\n"
+"      [--timeout S (total, default 20)]\n"
+"  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
+"      [--max-time S (default 120)]\n");
+	exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", 1, NULL, 'm' }, { "tap", 1, NULL, 't' },
+		{ "burst", 1, NULL, 'b' }, { "packets", 1, NULL, 'n' },
+		{ "size", 1, NULL, 's' }, { "sndbuf", 1, NULL, 'S' },
+		{ "napi", 0, NULL, 'N' }, { "xdp", 1, NULL, 'x' },
+		{ "dst-ip", 1, NULL, 'd' }, { "src-ip", 1, NULL, 'i' },
+		{ "port", 1, NULL, 'p' }, { "flows", 1, NULL, 'f' },
+		{ "timeout", 1, NULL, 'T' }, { "max-time", 1, NULL, 'M' },
+		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
+		{ 0 }
+	};
+	const char *mode = NULL;
+	int c;
+
+	o.dip = inet_addr("10.0.0.1");
+	o.sip = inet_addr("10.0.0.2");
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mode = optarg;
+			break;
+		case 't':
+			o.tap = optarg;
+			break;
+		case 'b':
+			o.burst = opt_num("burst", optarg, 1, 64);
+			break;
+		case 'n':
+			o.packets = opt_num("packets", optarg, 1, ULONG_MAX);
+			break;
+		case 's':
+			o.size = opt_num("size", optarg, FRAME_MIN, FRAME_MAX);
+			break;
+		case 'S':
+			if (!strcmp(optarg, "unlimited"))
+				o.sndbuf = INT_MAX;
+			else if (!strcmp(optarg, "limited"))
+				o.sndbuf = 1048576;
+			else
+				o.sndbuf = opt_num("sndbuf", optarg, 1,
+						   INT_MAX - 1);
+			break;
+		case 'N':
+			o.napi = true;
+			break;
+		case 'x':
+			if (!strcmp(optarg, "drop"))
+				o.xdp = XDP_DROP;
+			else if (!strcmp(optarg, "pass"))
+				o.xdp = XDP_PASS;
+			else
+				usage();
+			break;
+		case 'd':
+			o.dip = opt_ip("dst-ip", optarg);
+			break;
+		case 'i':
+			o.sip = opt_ip("src-ip", optarg);
+			break;
+		case 'p':
+			o.port = opt_num("port", optarg, 1, 65535);
+			break;
+		case 'f':
+			o.flows = opt_num("flows", optarg, 1, MAX_FLOWS);
+			break;
+		case 'T':
+			o.timeout = opt_num("timeout", optarg, 1, 86400);
+			break;
+		case 'M':
+			o.max_time = opt_num("max-time", optarg, 1, 86400);
+			break;
+		case 'r':
+			o.ready = optarg;
+			break;
+		case 'c':
+			o.cpu = opt_num("cpu", optarg, 0, INT_MAX);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || !mode ||
+	    (strcmp(mode, "tx") && strcmp(mode, "rx")))
+		usage();
+	o.rx = !strcmp(mode, "rx");
+	if (!o.timeout)
+		o.timeout = o.rx ? 5 : 20;
+	/* Before VHOST_SET_OWNER, so that the vhost worker inherits it. */
+	pin_cpu(o.cpu);
+	return o.rx ? run_rx() : run_tx();
+}

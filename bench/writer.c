@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writes UDP frames into a tap with write(), i.e. through the tap's receive
+ * path into the stack.  With --flows F the frames go to the tap's own
+ * address, on F ports each drained by a bound socket after every --batch;
+ * with --flows 0 they go to --dst-mac/--dst-ip (forwarding setups).
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "common.h"
+
+static struct {
+	const char *tap;
+	bool no_addr, napi, dmac_set;
+	unsigned int size, flows, batch, port, timeout;
+	unsigned long packets;
+	in_addr_t addr, dip, sip;
+	uint8_t dmac[6];
+	int cpu;
+} o = {
+	.tap = "tap0", .size = 512, .flows = 1, .batch = 32, .port = 9000,
+	.timeout = 20, .packets = 10000, .cpu = -1,
+};
+
+static int tap;
+static uint8_t *frames;		/* one frame per flow */
+static unsigned int nframes;
+
+/* Write n frames, round robin over the flows; returns the failed writes. */
+static unsigned int write_batch(unsigned int n, uint64_t *seq)
+{
+	unsigned int err = 0;
+
+	for (; n; n--, (*seq)++)
+		if (write(tap, frames + *seq % nframes * o.size, o.size) !=
+		    o.size)
+			err++;
+	return err;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: writer [--tap NAME] [--napi] [--addr IP | --no-addr] [--size BYTES]\n"
+"              [--flows F (0: no sinks)] [--packets N] [--batch K]\n"
+"              [--port P] [--src-ip IP] [--dst-ip IP] [--dst-mac MAC]\n"
+"              [--timeout S (total, default 20)] [--cpu N]\n");
+	exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tap", 1, NULL, 't' }, { "no-addr", 0, NULL, 'A' },
+		{ "addr", 1, NULL, 'a' }, { "napi", 0, NULL, 'N' },
+		{ "size", 1, NULL, 's' }, { "flows", 1, NULL, 'f' },
+		{ "packets", 1, NULL, 'n' }, { "batch", 1, NULL, 'b' },
+		{ "port", 1, NULL, 'p' }, { "src-ip", 1, NULL, 'i' },
+		{ "dst-ip", 1, NULL, 'd' }, { "dst-mac", 1, NULL, 'D' },
+		{ "timeout", 1, NULL, 'T' }, { "cpu", 1, NULL, 'c' },
+		{ 0 }
+	};
+	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 } };
+	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline;
+	struct counters c0, c1;
+	struct sinks s = { 0 };
+	unsigned int i;
+	bool ok = true;
+	long csw;
+	int c;
+
+	o.addr = inet_addr("10.0.1.1");
+	o.sip = inet_addr("10.0.1.2");
+	o.dip = INADDR_NONE;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			o.tap = optarg;
+			break;
+		case 'A':
+			o.no_addr = true;
+			break;
+		case 'a':
+			o.addr = opt_ip("addr", optarg);
+			break;
+		case 'N':
+			o.napi = true;
+			break;
+		case 's':
+			o.size = opt_num("size", optarg, FRAME_MIN, FRAME_MAX);
+			break;
+		case 'f':
+			o.flows = opt_num("flows", optarg, 0, MAX_FLOWS);
+			break;
+		case 'n':
+			o.packets = opt_num("packets", optarg, 1, ULONG_MAX);
+			break;
+		case 'b':
+			o.batch = opt_num("batch", optarg, 1, 1 << 20);
+			break;
+		case 'p':
+			o.port = opt_num("port", optarg, 1, 65535);
+			break;
+		case 'i':
+			o.sip = opt_ip("src-ip", optarg);
+			break;
+		case 'd':
+			o.dip = opt_ip("dst-ip", optarg);
+			break;
+		case 'D':
+			opt_mac("dst-mac", optarg, o.dmac);
+			o.dmac_set = true;
+			break;
+		case 'T':
+			o.timeout = opt_num("timeout", optarg, 1, 86400);
+			break;
+		case 'c':
+			o.cpu = opt_num("cpu", optarg, 0, INT_MAX);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (o.dip == INADDR_NONE)
+		o.dip = o.addr;
+	pin_cpu(o.cpu);
+
+	tap = tap_open(o.tap, o.napi ? IFF_NAPI : 0);
+	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
+	if (!o.no_addr)
+		if_set_ipv4(o.tap, o.addr, 24);
+	if (o.dmac_set)
+		memcpy(f.dmac, o.dmac, 6);
+	else
+		if_mac(o.tap, f.dmac);
+	f.sip = o.sip;
+	f.dip = o.dip;
+	f.sport = o.port;
+	nframes = o.flows ? o.flows : 1;
+	frames = malloc((size_t)nframes * o.size);
+	if (!frames)
+		die("malloc");
+	for (i = 0; i < nframes; i++) {
+		f.dport = o.port + i;
+		udp_frame_build(frames + i * o.size, o.size, &f);
+	}
+	if (o.flows)
+		sinks_open(&s, o.dip, o.port, o.flows);
+
+	/* Warm up the whole path once, uncounted. */
+	counters_read(o.tap, &c0);
+	write_batch(o.batch, &seq);
+	if (s.n)
+		sinks_settle(&s, o.tap, &c0, &c1, o.batch);
+	counters_read(o.tap, &c0);
+	s.packets = s.bytes = 0;
+	seq = 0;
+
+	csw = vol_csw(RUSAGE_THREAD);
+	t0 = now_ns();
+	deadline = t0 + o.timeout * NSEC_PER_SEC;
+	while (seq < o.packets && now_ns() < deadline) {
+		errors += write_batch(o.packets - seq < o.batch ?
+				      o.packets - seq : o.batch, &seq);
+		sinks_drain(&s);
+	}
+	t1 = now_ns();
+	csw = vol_csw(RUSAGE_THREAD) - csw;
+	sent = seq - errors;
+	if (s.n)
+		ok = sinks_settle(&s, o.tap, &c0, &c1, sent);
+	else
+		counters_read(o.tap, &c1);
+
+	json_begin("writer");
+	json_u64("size", o.size);
+	json_u64("flows", o.flows);
+	json_u64("batch", o.batch);
+	json_u64("napi", o.napi);
+	json_u64("packets", sent);
+	json_u64("received", s.packets);
+	json_u64("ns", t1 - t0);
+	json_dbl("ns_per_pkt", sent ? (double)(t1 - t0) / sent : 0);
+	json_u64("write_errors", errors);
+	json_counters(&c0, &c1);
+	json_u64("csw", csw);
+	json_end();
+
+	if (seq < o.packets) {
+		fprintf(stderr, "writer: timed out after %llu of %lu packets\n",
+			(unsigned long long)seq, o.packets);
+		return 2;
+	}
+	if (!ok) {
+		fprintf(stderr,
+			"writer: %llu sent, %llu received, rest not dropped\n",
+			(unsigned long long)sent,
+			(unsigned long long)s.packets);
+		return 2;
+	}
+	return 0;
+}

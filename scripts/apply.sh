@@ -1,0 +1,38 @@
+#!/bin/bash
+# Rebuild the series branch from base + patches/ in `series` order.  Refuses
+# to throw away kernel work that was never exported; names the patch and the
+# file of the failing hunk when a patch does not apply.
+. "$(dirname "$0")/lib.sh"
+
+[ -d "$TREE/.git" ] || die "no build tree: run 'make base' first"
+stamp=$BUILD/series.head
+if [ -z "${FORCE:-}" ]; then
+	[ -z "$(tgit status --porcelain --untracked-files=no)" ] ||
+		die "uncommitted changes in $TREE (commit and 'make export', or FORCE=1 to drop them)"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$(tgit rev-parse series)" ]; then
+		die "series branch has commits not exported to patches/ ('make export', or FORCE=1 to drop them)"
+	fi
+fi
+
+# Apply on a scratch branch: a failure leaves the series branch as it was.
+series=${SERIES:-$TOP/series} patches=${PATCHES:-$TOP/patches}
+tgit checkout -q -f -B series.apply base
+n=0
+while read -r p; do
+	case $p in '' | '#'*) continue ;; esac
+	if [ ! -f "$patches/$p" ]; then
+		tgit checkout -q -f series
+		die "series names $p, which is not in $patches"
+	fi
+	if ! msg=$(tgit am -q --committer-date-is-author-date "$patches/$p" 2>&1); then
+		tgit am --abort
+		tgit checkout -q -f series
+		where=$(echo "$msg" | sed -n 's/^error: patch failed: //p; s/^error: \(.*\): does not exist in index/\1 (missing)/p' | head -1)
+		die "$p does not apply to base + $n patches: ${where:-$(echo "$msg" | head -1)}"
+	fi
+	n=$((n + 1))
+done < <(cat "$series" 2>/dev/null)
+tgit checkout -q -B series
+tgit branch -q -D series.apply
+tgit rev-parse series >"$stamp"
+say "apply: $n patches on base ($(tgit log -1 --format=%h series))"

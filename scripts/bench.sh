@@ -1,0 +1,55 @@
+#!/bin/bash
+# bench.sh [--smoke] SCENARIO|all: run bench scenarios on the base and series
+# kernels and write results/<scenario>.{json,md} (scripts/report.py).
+# MODE=icount (default where KVM does not work): one vCPU, figures are guest
+#   instructions per packet, two boots per kernel to show they repeat.
+# MODE=kvm (default where the KVM probe boots): wall-clock pps, 5 boots.
+# --smoke: small packet counts on the series kernel only, nothing written to
+#   results/; prints ok/not ok per scenario.
+. "$(dirname "$0")/lib.sh"
+
+smoke=
+[ "${1:-}" = --smoke ] && { smoke=1; shift; }
+sel=${1:-all}
+scenarios=(s000 s001 s002 s003 s004)
+[ "$sel" = all ] || scenarios=("$sel")
+
+kernels=(base series)
+mode=${MODE:-}
+if [ -z "$mode" ]; then
+	mode=icount
+	"$TOP/scripts/build.sh" series >&2
+	"$TOP/scripts/kvm-probe.sh" "$(kout series)/arch/x86/boot/bzImage" && mode=kvm
+fi
+case $mode in
+icount) reps=2 n=${PACKETS:-20000} ;;
+kvm) reps=5 n=${PACKETS:-500000} ;;
+*) die "MODE=$mode: icount or kvm" ;;
+esac
+if [ -n "$smoke" ]; then kernels=(series) reps=1 n=300; fi
+
+make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
+for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
+
+runs=$BUILD/bench${smoke:+-smoke}
+rc=0
+for s in "${scenarios[@]}"; do
+	for k in "${kernels[@]}"; do
+		for r in $(seq "$reps"); do
+			d=$runs/$s/$k-$r
+			say "bench: $s on $k ($mode, run $r of $reps, $n packets)"
+			if "$TOP/scripts/guest.sh" -k "$k" -m "$mode" -t 1500 -o "$d" -- \
+				"$TOP/bench/run.sh" "$s" "$n" >"$d.log" 2>&1; then
+				[ -n "$smoke" ] && echo "ok bench/$s # $(wc -l <"$d/results.jsonl") cases"
+			else
+				rc=1
+				echo "not ok bench/$s/$k-$r # $(grep -E '^(bench|guest):' "$d.log" | head -1)"
+				sed 's/^/  | /' "$d.log" | tail -15 >&2
+			fi
+		done
+	done
+done
+[ -n "$smoke" ] && exit $rc
+[ $rc -eq 0 ] || die "a bench run failed: no results written"
+python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" \
+	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}" "${scenarios[@]}"

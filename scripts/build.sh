@@ -1,0 +1,40 @@
+#!/bin/bash
+# Build a guest kernel: build.sh base|series|debug|base-debug [make args...]
+# The config is tinyconfig plus kernel-config/ fragments; every requested
+# symbol is checked in the result, so a fragment that silently stopped
+# applying fails the build.
+. "$(dirname "$0")/lib.sh"
+
+kind=${1:?usage: build.sh base|series|debug|base-debug|check}; shift
+frags=("$TOP/kernel-config/guest.config")
+case $kind in
+base) tree=$BASE_TREE ;;
+series) tree=$TREE ;;
+debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
+base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
+check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
+*) die "unknown kernel '$kind' (base, series, debug, base-debug)" ;;
+esac
+[ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
+out=$(kout "$kind")
+mkdir -p "$out"
+kmake() { make -C "$tree" O="$out" CC="ccache gcc" HOSTCC="ccache gcc" "$@"; }
+
+start=$SECONDS
+log=$out/build.log
+{
+	kmake tinyconfig
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}"
+	kmake olddefconfig
+} >"$log" 2>&1 || { tail -20 "$log"; die "$kind: config failed (log: $log)"; }
+
+bad=$(cat "${frags[@]}" | sed -n -e 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)/\1=\2/p' \
+	-e 's/^# \(CONFIG_[A-Z0-9_]*\) is not set/\1=n/p' | while IFS== read -r sym val; do
+	got=$(sed -n -e "s/^$sym=//p" -e "s/^# $sym is not set/n/p" "$out/.config")
+	[ "${got:-n}" = "$val" ] || echo "$sym=$val (got ${got:-n})"
+done)
+[ -z "$bad" ] || die "$kind: config fragments not honoured: $(echo $bad)"
+
+kmake -j"$(nproc)" "$@" bzImage >>"$log" 2>&1 ||
+	{ grep -E 'error|Error' "$log" | tail -20; die "$kind: build failed (log: $log)"; }
+say "build: $kind $(cat "$out/include/config/kernel.release") ($((SECONDS - start))s)"

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Netdev's per-patch checks on the exported series, one line per check:
+#   ok|not ok check/<patch>/<what> [# detail]
+# checkpatch --strict, Signed-off-by, subject prefix, a build of every prefix,
+# W=1 + sparse and kernel-doc on the touched files (no new warnings against
+# base), coccicheck on the series' touched files, selftests listed in their
+# Makefile and .gitignore, and patches/ equal to the branch's export.
+. "$(dirname "$0")/lib.sh"
+
+sparse=$BUILD/sparse/sparse
+[ -x "$sparse" ] || die "no sparse at $sparse: run 'make setup'"
+fails=0
+ok() { echo "ok check/$*"; }
+nok() { echo "not ok check/$*"; fails=$((fails + 1)); }
+verdict() { # verdict NAME DETAIL: ok when DETAIL is empty
+	local name=$1; shift
+	if [ -z "$*" ]; then ok "$name"; else nok "$name # $(echo "$*" | head -3 | tr '\n' ' ')"; fi
+}
+
+mapfile -t patches < <(grep -v '^\s*#' "$TOP/series" 2>/dev/null | grep .)
+mapfile -t commits < <(tgit rev-list --reverse base..series)
+if [ ${#patches[@]} -eq 0 ]; then
+	echo "ok check/series # no patches yet: nothing to check"
+	exit 0
+fi
+[ ${#patches[@]} -eq ${#commits[@]} ] ||
+	nok "series # ${#patches[@]} patches in series, ${#commits[@]} commits on the branch"
+[ ${#patches[@]} -le 15 ] || nok "series # ${#patches[@]} patches, netdev takes at most 15"
+
+# patches/ must be exactly what the export step makes of the branch.
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tgit format-patch -q --numbered --subject-prefix="PATCH net-next" -o "$tmp" base..series
+verdict export "$(for i in "${!patches[@]}"; do
+	diff -q <(sed 1,4d "$tmp"/"$(printf %04d $((i + 1)))"-*.patch) \
+		<(sed 1,4d "$TOP/patches/${patches[$i]}") >/dev/null || echo "${patches[$i]} differs"
+done)"
+
+[ -d "$CHECK_TREE" ] || tgit worktree add -q --detach "$CHECK_TREE" base
+cgit() { git -C "$CHECK_TREE" "$@"; }
+cmake() { make -C "$CHECK_TREE" O="$(kout check)" CC="ccache gcc" "$@"; }
+files=$(tgit diff --name-only --diff-filter=AM base series)
+cfiles=$(echo "$files" | grep -v '^tools/' | grep '\.c$' || true)
+dfiles=$(echo "$files" | grep -v '^tools/' | grep '\.[ch]$' || true)
+
+# warnings FILE...: W=1 and sparse warnings of the objects, line numbers cut
+warnings() {
+	local f o log=$tmp/w.log
+	for f in $cfiles; do
+		o=${f%.c}.o
+		[ -f "$(kout check)/$o" ] || continue
+		touch "$CHECK_TREE/$f"
+		cmake W=1 C=2 CHECK="$sparse" "$o" >"$log" 2>&1 || true
+		grep -q "CHECK.*$f" "$log" || echo "$f: sparse did not run"
+		grep -E '^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error):' "$log" |
+			sed -E 's/:[0-9]+(:[0-9]+)?:/:/'
+	done
+	for f in $dfiles; do
+		[ -f "$CHECK_TREE/$f" ] || continue
+		"$CHECK_TREE/scripts/kernel-doc" -none -Wall "$CHECK_TREE/$f" 2>&1 |
+			sed -E "s|$CHECK_TREE/||; s/:[0-9]+:/:/"
+	done
+}
+new_warnings() { comm -13 <(sort "$tmp/base.w") <(warnings | sort); }
+
+cgit checkout -q --detach base
+scripts_build() { "$TOP/scripts/build.sh" check >/dev/null 2>"$tmp/b.log" || cat "$tmp/b.log"; }
+out=$(scripts_build)
+[ -z "$out" ] || { echo "$out" >&2; die "base does not build with the guest config"; }
+warnings | sort >"$tmp/base.w"
+
+name=$(git config user.name); email=$(git config user.email)
+for i in "${!patches[@]}"; do
+	p=${patches[$i]}; c=${commits[$i]}; s=${p%.patch}
+	cp=$(cd "$TREE" && scripts/checkpatch.pl --strict --max-line-length=80 \
+		$(command -v codespell >/dev/null && echo --codespell) "$TOP/patches/$p" 2>&1)
+	echo "$cp" | grep -q '^total: 0 errors, 0 warnings, 0 checks' && ok "$s/checkpatch" ||
+		nok "$s/checkpatch # $(echo "$cp" | grep -E '^(ERROR|WARNING|CHECK):' | head -2 | tr '\n' ' ')"
+	grep -qxF "Signed-off-by: $name <$email>" "$TOP/patches/$p" && ok "$s/signed-off-by" ||
+		nok "$s/signed-off-by # no Signed-off-by: $name <$email>"
+	grep -q '^Subject: \[PATCH net-next' "$TOP/patches/$p" && ok "$s/subject-prefix" ||
+		nok "$s/subject-prefix # subject is not [PATCH net-next ...]"
+	cgit checkout -q --detach "$c"
+	verdict "$s/build" "$(scripts_build)"
+	verdict "$s/w1-sparse-kdoc" "$(new_warnings)"
+done
+
+# coccicheck is slow: once, on the series' touched files, against base.
+cocci() {
+	local f
+	for f in $cfiles; do
+		cmake C=2 CHECK="$CHECK_TREE/scripts/coccicheck" MODE=report "${f%.c}.o" 2>/dev/null |
+			grep -E "^$f:" | sed -E 's/:[0-9]+(:[0-9]+)?[:-]/:/'
+	done
+}
+cocci | sort >"$tmp/cocci.series"
+cgit checkout -q --detach base
+cocci | sort >"$tmp/cocci.base"
+verdict coccicheck "$(comm -13 "$tmp/cocci.base" "$tmp/cocci.series")"
+
+# New selftests: listed in their Makefile and .gitignore (sorted).
+for f in $(tgit diff --name-only --diff-filter=A base series -- 'tools/testing/selftests/*.c'); do
+	d=$(dirname "$f"); p=$(basename "$f" .c)
+	grep -q "^$p\$" "$TREE/$d/.gitignore" 2>/dev/null &&
+		LC_ALL=C sort -c "$TREE/$d/.gitignore" 2>/dev/null &&
+		grep -qE "^\s+$p \\\\$" "$TREE/$d/Makefile" && ok "selftest-listed/$p" ||
+		nok "selftest-listed/$p # not listed (sorted) in $d/Makefile and $d/.gitignore"
+done
+[ $fails -eq 0 ]

@@ -1,0 +1,31 @@
+#!/bin/bash
+# PID 1 of a guest booted by scripts/guest.sh.  The root is the host's, read
+# only over 9p; the run's folder is shared read-write at /tmp/guest.  Runs the
+# command found there, records its exit status, and reboots (QEMU exits).
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+for d in /tmp /run /var /dev/shm; do mount -t tmpfs tmpfs $d; done
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /tmp/guest
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=1048576 out /tmp/guest
+ip link set lo up
+leaks=/sys/kernel/debug/kmemleak
+[ -e $leaks ] && echo clear >$leaks
+
+export HOME=/tmp GUEST_OUT=/tmp/guest TERM=dumb
+cd "$(cat /tmp/guest/cwd)"
+bash /tmp/guest/cmd </dev/null >/tmp/guest/output 2>&1
+echo $? >/tmp/guest/status
+
+if [ -e $leaks ]; then
+	# kmemleak only reports an object unreferenced across two scans.
+	echo scan >$leaks; sleep 6; echo scan >$leaks
+	n=$(grep -c '^unreferenced object' $leaks)
+	[ "$n" = 0 ] || { echo "kmemleak: $n new suspected memory leaks"; cat $leaks; } >/dev/kmsg
+fi
+echo b >/proc/sysrq-trigger

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Boot a kernel in QEMU and run a command in it:
+#   guest.sh [-k base|series|debug|base-debug|BZIMAGE] [-m auto|kvm|tcg|icount]
+#            [-t SECONDS] [-o DIR] -- COMMAND...
+# The guest sees the host's root read-only (virtme style) and DIR read-write
+# at $GUEST_OUT.  Exit status: the command's, or 1 when the guest hung,
+# crashed, or printed a splat (BUG, WARNING, KASAN, lockdep, kmemleak...).
+# icount mode: one vCPU, guest time advances 1 ns per guest instruction.
+. "$(dirname "$0")/lib.sh"
+
+kernel=series mode=${GUEST_MODE:-auto} timeout=${GUEST_TIMEOUT:-600} dir=
+while getopts k:m:t:o: opt; do
+	case $opt in
+	k) kernel=$OPTARG ;; m) mode=$OPTARG ;; t) timeout=$OPTARG ;;
+	o) dir=$OPTARG ;; *) die "bad option" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || die "usage: guest.sh [-k kernel] [-m mode] [-t secs] [-o dir] -- command"
+img=$kernel
+[ -f "$img" ] || img=$(kout "$kernel")/arch/x86/boot/bzImage
+[ -f "$img" ] || die "no kernel $img: run 'make build' first"
+
+if [ -n "$dir" ]; then
+	rm -rf "$dir"; mkdir -p "$dir"
+else
+	mkdir -p "$BUILD/guest"
+	dir=$(mktemp -d "$BUILD/guest/$(basename "$kernel").XXXXXX")
+fi
+printf '%q ' "$@" >"$dir/cmd"
+pwd >"$dir/cwd"
+
+if [ "$mode" = auto ]; then
+	mode=tcg
+	"$TOP/scripts/kvm-probe.sh" "$img" && mode=kvm
+fi
+case $mode in
+kvm) accel=(-accel kvm -cpu host -smp 2) ;;
+tcg) accel=(-accel tcg -cpu max -smp 2) ;;
+icount) accel=(-accel tcg -cpu max -smp 1 -icount shift=0,sleep=off) ;;
+*) die "unknown mode '$mode' (auto, kvm, tcg, icount)" ;;
+esac
+mem=1G
+grep -qs '^CONFIG_KASAN=y' "$(dirname "$img")/../../../.config" && mem=3G
+
+console=$dir/console
+timeout -s KILL "$timeout" qemu-system-x86_64 "${accel[@]}" -m $mem \
+	-nodefaults -display none -no-reboot -serial "file:$console" \
+	-kernel "$img" \
+	-append "console=ttyS0 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$TOP/scripts/guest-init.sh panic=-1 loglevel=5 tsc=reliable" \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs \
+	-fsdev local,id=out,path="$dir",security_model=none \
+	-device virtio-9p-pci,fsdev=out,mount_tag=out || qrc=$?
+
+[ -f "$dir/output" ] && cat "$dir/output"
+if [ "${qrc:-0}" = 137 ]; then
+	echo "guest: $(basename "$kernel") hung: killed after ${timeout}s ($mode); console tail:" >&2
+	tail -n 15 "$console" | sed 's/^/  | /' >&2
+	exit 1
+fi
+splat=$(grep -m1 -E 'BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:|kmemleak: [0-9]+ new suspected|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|Kernel panic' "$console" || true)
+if [ -n "$splat" ]; then
+	echo "guest: kernel splat in console ($console): $splat" >&2
+	grep -m1 -B2 -A25 -F "$splat" "$console" | sed 's/^/  | /' >&2
+	exit 1
+fi
+if [ ! -f "$dir/status" ]; then
+	echo "guest: $(basename "$kernel") exited without a status (qemu rc ${qrc:-0}); console tail:" >&2
+	tail -n 15 "$console" | sed 's/^/  | /' >&2
+	exit 1
+fi
+exit "$(cat "$dir/status")"

@@ -1,0 +1,29 @@
+# Shared paths and helpers, sourced by every script.  One place knows where
+# the trees, the kernels and the base live.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+# Each kernel builds in $BUILD/<kind>/out.  Trees sit at $BUILD/<kind>/linux,
+# the same path relative to their out folder, so that ccache (with
+# CCACHE_BASEDIR) shares objects between base, series and check builds.
+TREE=$BUILD/series/linux	# the series branch: edit kernel code here
+BASE_TREE=$BUILD/base/linux	# a worktree at tag "base"
+CHECK_TREE=$BUILD/check/linux	# a worktree make check moves along the series
+kout() { echo "$BUILD/$1/out"; }
+BASE_SHA256=$(cut -d' ' -f1 "$TOP/scripts/base.sha256")
+BASE_DEB_VERSION=7.3~rc7-1~exp1
+SHARED_BASE=${SHARED_BASE:-$TOP/../shared/base/linux-source-7.3.tar.xz}
+
+export CCACHE_BASEDIR=$BUILD
+export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+export CCACHE_NOHASHDIR=1
+export CCACHE_DEPEND=1
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+# git in the build tree, with the fixed identity dates that keep the base and
+# series commits (and so the exported patches) reproducible.
+tgit() { git -C "$TREE" "$@"; }

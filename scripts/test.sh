@@ -1,0 +1,40 @@
+#!/bin/bash
+# make test: every step CI runs, each printing "ok"/"not ok"/"skip" lines;
+# ends with the tally "N passed, N failed, N skipped".
+. "$(dirname "$0")/lib.sh"
+set +e
+
+mkdir -p "$BUILD"
+log=$BUILD/test.log
+: >"$log"
+run() { # run NAME CMD...: a step printing its own ok/not ok/skip lines
+	local name=$1; shift
+	say "test: $name"
+	"$@" | tee -a "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || grep -q '^not ok ' "$log" ||
+		echo "not ok $name # failed without saying why" | tee -a "$log"
+}
+step() { # step NAME CMD...: a step that prints no lines of its own
+	local name=$1; shift
+	say "test: $name"
+	if "$@" >"$BUILD/test-$name.log" 2>&1; then
+		echo "ok $name" | tee -a "$log"
+	else
+		echo "not ok $name # $(grep -v '^==' "$BUILD/test-$name.log" | tail -1)" | tee -a "$log"
+		return 1
+	fi
+}
+
+if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
+	step apply "$TOP/scripts/apply.sh"; then
+	run workbench "$TOP/scripts/test-workbench.sh"
+	for k in base series debug; do step "build/$k" "$TOP/scripts/build.sh" $k; done
+	run check "$TOP/scripts/check.sh"
+	run selftest "$TOP/selftests/run.sh" base series debug
+	run bench "$TOP/scripts/bench.sh" --smoke all
+fi
+
+pass=$(grep -c '^ok ' "$log"); fail=$(grep -c '^not ok ' "$log")
+skip=$(grep -c '^skip ' "$log")
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

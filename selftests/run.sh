@@ -1,0 +1,59 @@
+#!/bin/bash
+# run.sh KERNEL...: build the kselftests in selftests/list from the series
+# tree, run them in one guest per kernel, and print one line per test case:
+#   ok|not ok|skip <kernel>/<program>/<case> [# reason]
+# Exit status 1 if any case failed or a guest crashed, hung or splatted.
+. "$(dirname "$0")/../scripts/lib.sh"
+
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(series)
+mapfile -t tests < <(grep -v '^\s*#' "$TOP/selftests/list" | grep .)
+st=$BUILD/selftests
+hdr=$(kout series)/usr/include
+make -C "$TREE" O="$(kout series)" headers >/dev/null 2>&1 || die "make headers failed"
+for t in "${tests[@]}"; do
+	d=${t%/*}; p=${t##*/}
+	mkdir -p "$st/$d"
+	make -s -C "$TREE/tools/testing/selftests/$d" OUTPUT="$st/$d" \
+		KHDR_INCLUDES="-isystem $hdr" CC=gcc "$st/$d/$p" >"$st/$p.build.log" 2>&1 ||
+		{ tail -20 "$st/$p.build.log"; die "selftest $t: build failed"; }
+done
+
+rc=0
+for k in "${kernels[@]}"; do
+	tree=$TREE
+	case $k in base*) tree=$BASE_TREE ;; esac
+	run=()
+	for t in "${tests[@]}"; do
+		[ -f "$tree/tools/testing/selftests/$t.c" ] && run+=("$st/$t")
+	done
+	out=$BUILD/guest/selftest-$k
+	say "selftest: ${#run[@]} programs on $k"
+	if ! "$TOP/scripts/guest.sh" -k "$k" -m tcg -t 1800 -o "$out" -- \
+		"$TOP/selftests/guest-run.sh" "${run[@]}" >/dev/null; then
+		echo "not ok $k/guest # crashed, hung or splatted (console: $out/console)"
+		rc=1
+	fi
+	for t in "${run[@]}"; do
+		p=$(basename "$t")
+		log=$out/$p.ktap
+		if [ ! -f "$log" ]; then
+			echo "not ok $k/$p # no output"; rc=1; continue
+		fi
+		awk -v pre="$k/$p" '
+			/^(not )?ok [0-9]+ / {
+				line = $0; sub(/^(not )?ok [0-9]+ /, "", line)
+				name = line; reason = ""
+				if (match(line, / # /)) { name = substr(line, 1, RSTART - 1); reason = substr(line, RSTART + 3) }
+				if (reason ~ /^SKIP/) { print "skip " pre "/" name " # " reason; next }
+				if ($1 == "not") { print "not ok " pre "/" name; bad = 1; next }
+				print "ok " pre "/" name; n++
+			}
+			END { if (!n && !bad) print "not ok " pre " # no test case ran" }' "$log"
+		grep -q '^not ok [0-9]' "$log" && rc=1
+		st_rc=$(cat "$out/$p.rc" 2>/dev/null || echo missing)
+		[ "$st_rc" = 0 ] || [ "$st_rc" = 4 ] ||
+			{ echo "not ok $k/$p # exit status $st_rc"; rc=1; }
+	done
+done
+exit $rc
