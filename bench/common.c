@@ -122,21 +122,27 @@ static void ifreq_init(struct ifreq *ifr, const char *name)
 	ifreq_name(ifr, name);
 }
 
-/* IPv6 is off on the device so that no ND/MLD frames mix with ours. */
-void if_up(const char *name, int mtu)
+/* Keep IPv6 ND and MLD frames from mixing with ours. */
+void if_no_ipv6(const char *name)
 {
-	struct ifreq ifr;
 	char path[128];
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
 		 name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, "1", 1) != 1)
-			die(path);
-		close(fd);
-	}
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		die(path);
+	close(fd);
+}
+
+void if_up(const char *name, int mtu)
+{
+	struct ifreq ifr;
+
+	if_no_ipv6(name);
 	ifreq_init(&ifr, name);
 	if (mtu > 0) {
 		ifr.ifr_mtu = mtu;
@@ -206,6 +212,8 @@ int ms_until(uint64_t deadline)
 {
 	uint64_t now = now_ns();
 
+	if (deadline == NO_DEADLINE)
+		return -1;
 	if (now >= deadline)
 		return 0;
 	if ((deadline - now) / 1000000 >= INT_MAX)
@@ -217,6 +225,28 @@ int ms_until(uint64_t deadline)
  * Voluntary context switches of this thread (RUSAGE_THREAD), or of the whole
  * process (RUSAGE_SELF), which includes a vhost worker: it is our thread.
  */
+/* Time the CPUs spent running tasks, idle excluded (rq_cpu_time in
+ * /proc/schedstat).  Under icount the clock jumps over idle periods, so a
+ * reader that waits for packets needs this, not the clock, to count the
+ * instructions spent per packet.
+ */
+uint64_t busy_ns(void)
+{
+	unsigned long long v[7], sum = 0;
+	char line[512];
+	FILE *f;
+
+	f = fopen("/proc/schedstat", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu%*u %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) == 7)
+			sum += v[6];
+	fclose(f);
+	return sum;
+}
+
 long vol_csw(int who)
 {
 	struct rusage ru;
@@ -235,6 +265,32 @@ void touch(const char *path)
 	if (fd < 0)
 		die(path);
 	close(fd);
+}
+
+volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* No SA_RESTART: the signal also ends a blocking wait with EINTR. */
+void catch_stop(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		die("sigaction");
+}
+
+uint64_t rx_deadline(const struct rx_limits *l, uint64_t ready,
+		     uint64_t first, uint64_t last)
+{
+	if (!first)
+		return l->start ? ready + l->start : NO_DEADLINE;
+	return last + l->idle < first + l->max ? last + l->idle :
+						 first + l->max;
 }
 
 static uint16_t ip_csum(const void *data, size_t len)

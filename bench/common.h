@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the tun/tap benchmark programs.  They run in a one-vCPU
- * guest, so nothing here spins: waits block in poll() with a timeout.
+ * guest, so nothing spins: every wait blocks, and has a bound.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <linux/if_tun.h>
 
@@ -21,6 +22,7 @@
 #define MAX_FLOWS	1024
 #define FRAME_MIN	42	/* Ethernet + IPv4 + UDP headers */
 #define FRAME_MAX	65535
+#define NO_DEADLINE	UINT64_MAX
 
 void die(const char *what) __attribute__((noreturn));
 void fail(const char *fmt, ...)
@@ -33,6 +35,7 @@ in_addr_t opt_ip(const char *opt, const char *arg);
 void opt_mac(const char *opt, const char *arg, uint8_t mac[6]);
 
 int tap_open(const char *name, int extra_flags);
+void if_no_ipv6(const char *name);
 void if_up(const char *name, int mtu);
 void if_set_ipv4(const char *name, in_addr_t addr, int prefix);
 int if_index(const char *name);
@@ -42,7 +45,27 @@ void pin_cpu(int cpu);
 uint64_t now_ns(void);
 int ms_until(uint64_t deadline);
 long vol_csw(int who);
+uint64_t busy_ns(void);
 void touch(const char *path);
+
+/*
+ * When a receiver (reader, vhost --mode rx) gives up.  Before the first
+ * packet it waits without a timer unless told otherwise: with icount, idle
+ * time (the guest waiting on 9p while the sender starts) jumps the clock to
+ * the next timer, so any finite wait may expire before the traffic begins.
+ * SIGINT or SIGTERM also end a run, with the counters printed.
+ */
+struct rx_limits {
+	uint64_t idle;		/* --timeout: no packet for this long */
+	uint64_t max;		/* --max-time: after the first packet */
+	uint64_t start;		/* --start-timeout: before it, 0: no limit */
+};
+
+extern volatile sig_atomic_t stop_requested;
+
+void catch_stop(void);
+uint64_t rx_deadline(const struct rx_limits *l, uint64_t ready,
+		     uint64_t first, uint64_t last);
 
 struct udp_frame {
 	uint8_t dmac[6], smac[6];

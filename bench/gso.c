@@ -10,10 +10,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <netinet/udp.h>
 
 #include "common.h"

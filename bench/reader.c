@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reads the frames a tap transmits (tun_net_xmit -> ring -> read()), waiting
- * in one of four ways.  The traffic comes from another process, started
- * once --ready exists; the run ends after --packets frames or when none
- * came for --timeout seconds.
+ * in one of four ways; poll and epoll read until EAGAIN.  The traffic comes
+ * from another process, started once --ready exists; the run ends after
+ * --packets frames, on a timeout (see struct rx_limits) or on SIGINT/SIGTERM.
+ * IPv6 is turned off on the tap, and what it queued before --ready dropped,
+ * so that only the traffic is counted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,11 +16,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 
 #include "common.h"
 
@@ -28,11 +30,11 @@ static const char *const wait_name[] = { "read", "poll", "epoll", "epollet" };
 static struct {
 	const char *tap, *ready;
 	bool create, backpressure, multi_queue;
-	unsigned int wait, timeout, max_time;
+	unsigned int wait, timeout, max_time, start_timeout;
 	unsigned long packets;
 	int cpu;
 } o = {
-	.tap = "tap0", .wait = W_READ, .timeout = 5, .max_time = 120,
+	.tap = "tap0", .wait = W_READ, .timeout = 5, .max_time = 60,
 	.packets = 10000, .cpu = -1,
 };
 
@@ -40,7 +42,25 @@ static int fd;
 static uint64_t packets, bytes;
 static uint8_t buf[65536];
 
-/* Non-blocking reads until the tap's queue is empty or we have enough. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Drop what the tap queued before we were ready (IPv6 noise at attach). */
+static void discard(void)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		die("fcntl");
+	while (read(fd, buf, sizeof(buf)) >= 0)
+		;
+	if (errno != EAGAIN || fcntl(fd, F_SETFL, fl))
+		die("discard");
+}
+
+/* Reads until the tap's queue is empty or we have enough: non-blocking. */
 static void drain(void)
 {
 	ssize_t n;
@@ -57,10 +77,22 @@ static void drain(void)
 	}
 }
 
-/* Only interrupts a blocking read() so that the timeouts get checked. */
-static void on_alarm(int sig)
+/*
+ * Once a deadline applies, a 100 ms tick interrupts the blocking read() (no
+ * SA_RESTART) so that it gets checked.
+ */
+static void arm_tick(void)
 {
-	(void)sig;
+	static const struct itimerval tick = { { 0, 100000 }, { 0, 100000 } };
+	struct sigaction sa = { .sa_handler = on_alarm };
+	static bool armed;
+
+	if (o.wait != W_READ || armed)
+		return;
+	if (sigaction(SIGALRM, &sa, NULL) ||
+	    setitimer(ITIMER_REAL, &tick, NULL))
+		die("setitimer");
+	armed = true;
 }
 
 static void usage(void)
@@ -68,7 +100,9 @@ static void usage(void)
 	fprintf(stderr,
 "usage: reader [--tap NAME] [--create] [--backpressure] [--multi-queue]\n"
 "              [--packets N] [--wait read|poll|epoll|epollet]\n"
-"              [--timeout S (idle, default 5)] [--max-time S (default 120)]\n"
+"              [--timeout S (idle, default 5)]\n"
+"              [--max-time S (from first packet, default 60)]\n"
+"              [--start-timeout S (default 0: wait for the first packet)]\n"
 "              [--ready FILE] [--cpu N]\n");
 	exit(1);
 }
@@ -80,16 +114,15 @@ int main(int argc, char **argv)
 		{ "backpressure", 0, NULL, 'B' },
 		{ "multi-queue", 0, NULL, 'Q' }, { "packets", 1, NULL, 'n' },
 		{ "wait", 1, NULL, 'w' }, { "timeout", 1, NULL, 'T' },
-		{ "max-time", 1, NULL, 'M' }, { "ready", 1, NULL, 'r' },
-		{ "cpu", 1, NULL, 'c' },
+		{ "max-time", 1, NULL, 'M' }, { "start-timeout", 1, NULL, 'W' },
+		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
 		{ 0 }
 	};
-	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval tick = { { 0, 100000 }, { 0, 100000 } };
 	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t wakeups = 0, first = 0, last, end, idle, deadline;
+	uint64_t wakeups = 0, ready, first = 0, last = 0, deadline, busy = 0;
 	struct pollfd pfd = { .events = POLLIN };
 	struct counters c0, c1;
+	struct rx_limits lim;
 	int c, ep = -1, n;
 	long csw;
 
@@ -123,6 +156,10 @@ int main(int argc, char **argv)
 		case 'M':
 			o.max_time = opt_num("max-time", optarg, 1, 86400);
 			break;
+		case 'W':
+			o.start_timeout = opt_num("start-timeout", optarg, 0,
+						  86400);
+			break;
 		case 'r':
 			o.ready = optarg;
 			break;
@@ -135,20 +172,19 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	lim.idle = o.timeout * NSEC_PER_SEC;
+	lim.max = o.max_time * NSEC_PER_SEC;
+	lim.start = o.start_timeout * NSEC_PER_SEC;
 	pin_cpu(o.cpu);
 
 	fd = tap_open(o.tap, (o.backpressure ? IFF_BACKPRESSURE : 0) |
 			     (o.multi_queue ? IFF_MULTI_QUEUE : 0));
 	if (o.create)
 		if_up(o.tap, 0);
-	if (o.wait == W_READ) {
-		/* no SA_RESTART: the tick makes read() return EINTR */
-		if (sigaction(SIGALRM, &sa, NULL) ||
-		    setitimer(ITIMER_REAL, &tick, NULL))
-			die("setitimer");
-	} else if (fcntl(fd, F_SETFL, O_NONBLOCK)) {
+	else
+		if_no_ipv6(o.tap);
+	if (o.wait != W_READ && fcntl(fd, F_SETFL, O_NONBLOCK))
 		die("O_NONBLOCK");
-	}
 	if (o.wait >= W_EPOLL) {
 		ep = epoll_create1(EPOLL_CLOEXEC);
 		if (o.wait == W_EPOLLET)
@@ -157,47 +193,52 @@ int main(int argc, char **argv)
 			die("epoll");
 	}
 	pfd.fd = fd;
-	idle = o.timeout * NSEC_PER_SEC;
+	catch_stop();
+	if (lim.start)
+		arm_tick();
 
+	discard();
 	counters_read(o.tap, &c0);
 	csw = vol_csw(RUSAGE_THREAD);
-	last = now_ns();
-	end = last + o.max_time * NSEC_PER_SEC;
+	ready = now_ns();
 	touch(o.ready);
-	while (packets < o.packets) {
-		deadline = last + idle < end ? last + idle : end;
-		switch (o.wait) {
-		case W_READ:
+	while (packets < o.packets && !stop_requested) {
+		deadline = rx_deadline(&lim, ready, first, last);
+		if (o.wait == W_READ)
 			n = read(fd, buf, sizeof(buf));
-			if (n < 0 && errno != EINTR)
-				die("read");
-			if (n >= 0) {
-				packets++;
-				bytes += n;
-			}
-			break;
-		case W_POLL:
+		else if (o.wait == W_POLL)
 			n = poll(&pfd, 1, ms_until(deadline));
-			break;
-		default:
+		else
 			n = epoll_wait(ep, &ev, 1, ms_until(deadline));
-			break;
-		}
 		if (n < 0) {
 			if (errno != EINTR)
-				die("wait");
+				die(wait_name[o.wait]);
 			if (now_ns() >= deadline)
 				break;
 			continue;
 		}
-		if (!n && o.wait != W_READ)
+		if (!n)
 			break;
 		wakeups++;
-		if (!first)
+		if (!first) {
 			first = now_ns();
-		if (o.wait != W_READ)
+			busy = busy_ns();
+			arm_tick();
+		}
+		if (o.wait == W_READ) {
+			packets++;
+			bytes += n;
+		} else {
 			drain();
+		}
 		last = now_ns();
+	}
+	busy = busy_ns() - busy;
+	/* Told to stop: still count what the tap has queued. */
+	if (stop_requested) {
+		if (fcntl(fd, F_SETFL, O_NONBLOCK))
+			die("O_NONBLOCK");
+		drain();
 	}
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	counters_read(o.tap, &c1);
@@ -209,6 +250,7 @@ int main(int argc, char **argv)
 	json_u64("packets", packets);
 	json_u64("bytes", bytes);
 	json_u64("ns", first ? last - first : 0);
+	json_u64("busy_ns", first ? busy : 0);
 	json_u64("wakeups", wakeups);
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);

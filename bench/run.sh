@@ -54,14 +54,32 @@ reader_with() {
 	echo "$scenario $name: $(cat /tmp/reader.json)"
 }
 
+# pktgen N: N 64-byte frames sent through tap0 by the pktgen kthread (burst
+# 1: pktgen refuses more on a tap, which does not allow shared skbs).
+pktgen() {
+	local pg=/proc/net/pktgen
+	echo rem_device_all >$pg/kpktgend_0
+	echo "add_device tap0" >$pg/kpktgend_0
+	for c in "count $1" "pkt_size 60" "clone_skb 0" "burst 1" "delay 0" \
+		"dst 10.0.2.2" "dst_mac 02:00:00:00:00:02"; do
+		echo "$c" >$pg/tap0
+	done
+	echo start >$pg/pgctrl
+	echo "{\"role\":\"pktgen\",\"packets\":$(sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p' $pg/tap0)}"
+	echo rem_device_all >$pg/kpktgend_0
+}
+
 case $scenario in
 s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
-	ip link add br0 type bridge; ip link set br0 up
+	ip link add br0 type bridge
+	sysctl -qw net.ipv6.conf.br0.disable_ipv6=1
+	ip link set br0 up
 	for t in tap0 tap1; do tap $t; ip link set $t master br0; done
 	for w in read poll; do
 		reader_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
 			--tap tap0 --packets "$n" --wait $w -- \
-			./writer --tap tap1 --no-addr --flows 0 --size 64 --packets "$n"
+			./writer --tap tap1 --no-addr --flows 0 --size 64 --packets "$n" \
+				--dst-mac 02:00:00:00:00:02
 	done
 	;;
 s001)	# write() into a tap, delivered to a UDP socket (seed 001)
@@ -99,17 +117,22 @@ s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
 		flags=() p=false
 		[ -n "$bp" ] && flags=(--backpressure) p=true
 		for w in read poll; do
-			for segs in 1 32; do
-				name="gso $segs segs, $w${bp:+, $bp}"
-				params="{\"gen\":\"gso\",\"segs\":$segs,\"wait\":\"$w\",\"backpressure\":$p}"
-				tap tap0 ${bp:+backpressure}
+			for gen in "pktgen" "gso 1" "gso 32"; do
+				segs=${gen#gso }
+				if [ "$gen" = pktgen ]; then
+					name="pktgen, $w${bp:+, $bp}" g=(pktgen "$n")
+					params="{\"gen\":\"pktgen\",\"wait\":\"$w\",\"backpressure\":$p}"
+				else
+					name="gso $segs segs, $w${bp:+, $bp}"
+					g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22 --packets "$n")
+					params="{\"gen\":\"gso\",\"segs\":$segs,\"wait\":\"$w\",\"backpressure\":$p}"
+				fi
+				tap tap0
 				ip addr add 10.0.2.1/24 dev tap0
 				ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
-				reader_with "$name" "$params" --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- \
-					./gso --dst 10.0.2.2 --port 9000 --segs $segs --seg-size 22 --packets "$n"
+				reader_with "$name" "$params" --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
 				count sock_def_readable "$name" reader_with "$name (counted)" "$params" \
-					--tap tap0 --packets "$n" --wait $w "${flags[@]}" -- \
-					./gso --dst 10.0.2.2 --port 9000 --segs $segs --seg-size 22 --packets "$n"
+					--tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
 				untap tap0
 			done
 		done

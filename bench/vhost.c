@@ -19,12 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/vhost.h>
@@ -56,13 +56,14 @@ static struct {
 static struct {
 	const char *tap, *ready;
 	bool rx, napi;
-	unsigned int burst, size, flows, port, timeout, max_time;
+	unsigned int burst, size, flows, port;
+	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu;
 	unsigned long packets;
 	in_addr_t dip, sip;
 } o = {
 	.tap = "tap0", .burst = 64, .size = 64, .flows = 1, .port = 9000,
-	.timeout = 0, .max_time = 120, .xdp = -1, .sndbuf = INT_MAX,
+	.max_time = 60, .xdp = -1, .sndbuf = INT_MAX,
 	.cpu = -1, .packets = 10000,
 };
 
@@ -149,7 +150,7 @@ static void vq_publish(void)
 	vq.kicks++;
 }
 
-/* Sleep on the call eventfd until vhost used more entries, or deadline. */
+/* Sleep on the call eventfd until vhost used more entries, or give up. */
 static bool vq_wait(uint64_t deadline)
 {
 	struct pollfd pfd = { .fd = vq.call, .events = POLLIN };
@@ -162,9 +163,11 @@ static bool vq_wait(uint64_t deadline)
 		if (!ms)
 			return false;
 		if (poll(&pfd, 1, ms) < 0) {
-			if (errno == EINTR)
-				continue;
-			die("poll");
+			if (errno != EINTR)
+				die("poll");
+			if (stop_requested)
+				return false;
+			continue;
 		}
 		if (!(pfd.revents & POLLIN))
 			continue;
@@ -329,15 +332,44 @@ static int run_tx(void)
 	return 0;
 }
 
+/* Count the frames vhost put in the used ring, and post their buffers again. */
+static void rx_reap(uint64_t *packets, uint64_t *bytes)
+{
+	uint16_t used = __atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE);
+	struct virtio_net_hdr_mrg_rxbuf *hdr;
+	static unsigned int rest;	/* buffers left of the current frame */
+	struct vring_used_elem *e;
+
+	if (used == vq.used_idx)
+		return;
+	for (; vq.used_idx != used; vq.used_idx++) {
+		e = &vq.used->ring[vq.used_idx % RING_NUM];
+		/* A frame spans num_buffers entries (MRG_RXBUF). */
+		if (!rest) {
+			hdr = (void *)(vq.buf + e->id * vq.slot);
+			rest = hdr->num_buffers ? hdr->num_buffers : 1;
+			(*packets)++;
+			*bytes += e->len - HDR_LEN;
+		} else {
+			*bytes += e->len;
+		}
+		rest--;
+		vq.avail->ring[vq.avail_idx++ % RING_NUM] = e->id;
+	}
+	vq_publish();
+}
+
 static int run_rx(void)
 {
-	uint64_t idle = o.timeout * NSEC_PER_SEC;
-	uint64_t packets = 0, bytes = 0, first = 0, last, end;
-	struct virtio_net_hdr_mrg_rxbuf *hdr;
-	struct vring_used_elem *e;
+	struct rx_limits lim = {
+		.idle = o.timeout * NSEC_PER_SEC,
+		.max = o.max_time * NSEC_PER_SEC,
+		.start = o.start_timeout * NSEC_PER_SEC,
+	};
+	uint64_t packets = 0, bytes = 0, ready, first = 0, last = 0, n, busy = 0;
 	struct counters c0, c1;
-	unsigned int rest = 0, i;
-	uint16_t used;
+	unsigned int i;
+	bool more;
 	long csw, wcsw;
 	int tap;
 
@@ -353,35 +385,25 @@ static int run_rx(void)
 	vq.avail_idx = RING_NUM;
 	vq_publish();
 
+	catch_stop();
 	counters_read(o.tap, &c0);
 	csw = vol_csw(RUSAGE_THREAD);
 	wcsw = worker_csw();
-	last = now_ns();
-	end = last + o.max_time * NSEC_PER_SEC;
+	ready = now_ns();
 	touch(o.ready);
-	while (packets < o.packets) {
-		if (!vq_wait(last + idle < end ? last + idle : end))
-			break;
-		if (!first)
+	do {
+		/* Reap even after giving up: it may have come meanwhile. */
+		more = vq_wait(rx_deadline(&lim, ready, first, last));
+		if (more && !first) {
 			first = now_ns();
-		used = __atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE);
-		for (; vq.used_idx != used; vq.used_idx++) {
-			e = &vq.used->ring[vq.used_idx % RING_NUM];
-			/* A frame spans num_buffers entries (MRG_RXBUF). */
-			if (!rest) {
-				hdr = (void *)(vq.buf + e->id * vq.slot);
-				rest = hdr->num_buffers ? hdr->num_buffers : 1;
-				packets++;
-				bytes += e->len - HDR_LEN;
-			} else {
-				bytes += e->len;
-			}
-			rest--;
-			vq.avail->ring[vq.avail_idx++ % RING_NUM] = e->id;
+			busy = busy_ns();
 		}
-		vq_publish();
-		last = now_ns();
-	}
+		n = packets;
+		rx_reap(&packets, &bytes);
+		if (packets != n)
+			last = now_ns();
+	} while (more && packets < o.packets);
+	busy = busy_ns() - busy;
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	wcsw = worker_csw() - wcsw;
 	counters_read(o.tap, &c1);
@@ -392,6 +414,7 @@ static int run_rx(void)
 	json_u64("packets", packets);
 	json_u64("bytes", bytes);
 	json_u64("ns", first ? last - first : 0);
+	json_u64("busy_ns", first ? busy : 0);
 	json_u64("kicks", vq.kicks);
 	json_u64("wakeups", vq.wakeups);
 	json_counters(&c0, &c1);
@@ -409,7 +432,8 @@ static void usage(void)
 "      [--xdp drop|pass] [--flows F] [--port P] [--dst-ip IP] [--src-ip IP]\n"
 "      [--timeout S (total, default 20)]\n"
 "  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
-"      [--max-time S (default 120)]\n");
+"      [--max-time S (from first packet, default 60)]\n"
+"      [--start-timeout S (default 0: wait for the first packet)]\n");
 	exit(1);
 }
 
@@ -423,6 +447,7 @@ int main(int argc, char **argv)
 		{ "dst-ip", 1, NULL, 'd' }, { "src-ip", 1, NULL, 'i' },
 		{ "port", 1, NULL, 'p' }, { "flows", 1, NULL, 'f' },
 		{ "timeout", 1, NULL, 'T' }, { "max-time", 1, NULL, 'M' },
+		{ "start-timeout", 1, NULL, 'W' },
 		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
 		{ 0 }
 	};
@@ -485,6 +510,10 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			o.max_time = opt_num("max-time", optarg, 1, 86400);
+			break;
+		case 'W':
+			o.start_timeout = opt_num("start-timeout", optarg, 0,
+						  86400);
 			break;
 		case 'r':
 			o.ready = optarg;

@@ -10,9 +10,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <arpa/inet.h>
 
 #include "common.h"

@@ -6,6 +6,7 @@
 # at $GUEST_OUT.  Exit status: the command's, or 1 when the guest hung,
 # crashed, or printed a splat (BUG, WARNING, KASAN, lockdep, kmemleak...).
 # icount mode: one vCPU, guest time advances 1 ns per guest instruction.
+# GUEST_QEMU_ARGS: extra QEMU arguments (scripts/profile.sh loads a plugin).
 . "$(dirname "$0")/lib.sh"
 
 kernel=series mode=${GUEST_MODE:-auto} timeout=${GUEST_TIMEOUT:-600} dir=
@@ -51,7 +52,7 @@ timeout -s KILL "$timeout" qemu-system-x86_64 "${accel[@]}" -m $mem \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs \
 	-fsdev local,id=out,path="$dir",security_model=none \
-	-device virtio-9p-pci,fsdev=out,mount_tag=out || qrc=$?
+	-device virtio-9p-pci,fsdev=out,mount_tag=out ${GUEST_QEMU_ARGS:-} || qrc=$?
 
 [ -f "$dir/output" ] && cat "$dir/output"
 if [ "${qrc:-0}" = 137 ]; then

@@ -36,5 +36,5 @@ fi
 
 pass=$(grep -c '^ok ' "$log"); fail=$(grep -c '^not ok ' "$log")
 skip=$(grep -c '^skip ' "$log")
-echo "$pass passed, $fail failed, $skip skipped"
+echo "$pass passed, $fail failed, $skip skipped" | tee "$BUILD/test.tally"
 [ "$fail" -eq 0 ]
