@@ -20,7 +20,7 @@ help:
 setup:
 	scripts/setup.sh
 
-## base       unpack or clone the base tree into build/linux (tag "base")
+## base       unpack or clone the base tree into build/series/linux (tag "base")
 base:
 	scripts/base.sh
 
@@ -52,9 +52,14 @@ check: $(BUILD)/series.head
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 
-## profile    per-function instructions per packet (SCENARIO=s002 KERNEL=series)
+## profile    per-function instructions per packet of one bench command
+##            (KERNEL=base|series, NAME=..., PROFILE_CMD="./vhost ...")
+KERNEL ?= series
+PROFILE_CMD ?= ./vhost --mode tx --tap tap0 --sndbuf unlimited --burst 64
+NAME ?= $(KERNEL)-xdp-batch-64
 profile: $(BUILD)/series.head
-	scripts/profile.sh $(SCENARIO)
+	scripts/build.sh $(KERNEL)
+	scripts/profile.sh -k $(KERNEL) -o $(NAME) -- $(PROFILE_CMD)
 
 ## test       everything CI runs; ends with "N passed, N failed"
 test:

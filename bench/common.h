@@ -45,7 +45,7 @@ void pin_cpu(int cpu);
 uint64_t now_ns(void);
 int ms_until(uint64_t deadline);
 long vol_csw(int who);
-uint64_t busy_ns(void);
+uint64_t idle_ticks(void);
 void touch(const char *path);
 
 /*

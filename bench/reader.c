@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t wakeups = 0, ready, first = 0, last = 0, deadline, busy = 0;
+	uint64_t wakeups = 0, ready, first = 0, last = 0, deadline, idle = 0;
 	struct pollfd pfd = { .events = POLLIN };
 	struct counters c0, c1;
 	struct rx_limits lim;
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 		wakeups++;
 		if (!first) {
 			first = now_ns();
-			busy = busy_ns();
+			idle = idle_ticks();
 			arm_tick();
 		}
 		if (o.wait == W_READ) {
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 		}
 		last = now_ns();
 	}
-	busy = busy_ns() - busy;
+	idle = idle_ticks() - idle;
 	/* Told to stop: still count what the tap has queued. */
 	if (stop_requested) {
 		if (fcntl(fd, F_SETFL, O_NONBLOCK))
@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 	json_u64("packets", packets);
 	json_u64("bytes", bytes);
 	json_u64("ns", first ? last - first : 0);
-	json_u64("busy_ns", first ? busy : 0);
+	json_u64("idle_ticks", first ? idle : 0);
 	json_u64("wakeups", wakeups);
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);

@@ -45,7 +45,7 @@ reader_with() {
 	shift 2
 	while [ "$1" != -- ]; do rargs+=("$1"); shift; done; shift
 	rm -f $ready
-	./reader "${rargs[@]}" --ready $ready >/tmp/reader.json &
+	./reader "${rargs[@]}" --start-timeout 30 --ready $ready >/tmp/reader.json &
 	local pid=$!
 	for _ in $(seq 100); do [ -e $ready ] && break; sleep 0.1; done
 	"$@" >/tmp/gen.json
@@ -79,7 +79,7 @@ s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
 		reader_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
 			--tap tap0 --packets "$n" --wait $w -- \
 			./writer --tap tap1 --no-addr --flows 0 --size 64 --packets "$n" \
-				--dst-mac 02:00:00:00:00:02
+				--dst-mac 02:00:00:00:00:03
 	done
 	;;
 s001)	# write() into a tap, delivered to a UDP socket (seed 001)

@@ -366,7 +366,7 @@ static int run_rx(void)
 		.max = o.max_time * NSEC_PER_SEC,
 		.start = o.start_timeout * NSEC_PER_SEC,
 	};
-	uint64_t packets = 0, bytes = 0, ready, first = 0, last = 0, n, busy = 0;
+	uint64_t packets = 0, bytes = 0, ready, first = 0, last = 0, n, idle = 0;
 	struct counters c0, c1;
 	unsigned int i;
 	bool more;
@@ -396,14 +396,14 @@ static int run_rx(void)
 		more = vq_wait(rx_deadline(&lim, ready, first, last));
 		if (more && !first) {
 			first = now_ns();
-			busy = busy_ns();
+			idle = idle_ticks();
 		}
 		n = packets;
 		rx_reap(&packets, &bytes);
 		if (packets != n)
 			last = now_ns();
 	} while (more && packets < o.packets);
-	busy = busy_ns() - busy;
+	idle = idle_ticks() - idle;
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	wcsw = worker_csw() - wcsw;
 	counters_read(o.tap, &c1);
@@ -414,7 +414,7 @@ static int run_rx(void)
 	json_u64("packets", packets);
 	json_u64("bytes", bytes);
 	json_u64("ns", first ? last - first : 0);
-	json_u64("busy_ns", first ? busy : 0);
+	json_u64("idle_ticks", first ? idle : 0);
 	json_u64("kicks", vq.kicks);
 	json_u64("wakeups", vq.wakeups);
 	json_counters(&c0, &c1);

@@ -37,6 +37,7 @@ for s in "${scenarios[@]}"; do
 	for k in "${kernels[@]}"; do
 		for r in $(seq "$reps"); do
 			d=$runs/$s/$k-$r
+			mkdir -p "$runs/$s"
 			say "bench: $s on $k ($mode, run $r of $reps, $n packets)"
 			if "$TOP/scripts/guest.sh" -k "$k" -m "$mode" -t 1500 -o "$d" -- \
 				"$TOP/bench/run.sh" "$s" "$n" >"$d.log" 2>&1; then
@@ -51,5 +52,5 @@ for s in "${scenarios[@]}"; do
 done
 [ -n "$smoke" ] && exit $rc
 [ $rc -eq 0 ] || die "a bench run failed: no results written"
-python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" \
+/usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" \
 	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}" "${scenarios[@]}"

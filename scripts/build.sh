@@ -18,15 +18,24 @@ esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
 out=$(kout "$kind")
 mkdir -p "$out"
+# One build per output folder at a time: two would corrupt each other.
+exec 9>"$out/.lock"
+flock 9
 kmake() { make -C "$tree" O="$out" CC="ccache gcc" HOSTCC="ccache gcc" "$@"; }
 
 start=$SECONDS
 log=$out/build.log
-{
-	kmake tinyconfig
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}"
-	kmake olddefconfig
-} >"$log" 2>&1 || { tail -20 "$log"; die "$kind: config failed (log: $log)"; }
+: >"$log"
+# Regenerate .config only when a fragment changed: a new .config relinks.
+sum=$(cat "${frags[@]}" | sha256sum)
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$sum" ]; then
+	{
+		kmake tinyconfig
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}"
+		kmake olddefconfig
+	} >>"$log" 2>&1 || { tail -20 "$log"; die "$kind: config failed (log: $log)"; }
+	echo "$sum" >"$out/.fragments"
+fi
 
 bad=$(cat "${frags[@]}" | sed -n -e 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)/\1=\2/p' \
 	-e 's/^# \(CONFIG_[A-Z0-9_]*\) is not set/\1=n/p' | while IFS== read -r sym val; do

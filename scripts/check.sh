@@ -31,8 +31,8 @@ fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 tgit format-patch -q --numbered --subject-prefix="PATCH net-next" -o "$tmp" base..series
 verdict export "$(for i in "${!patches[@]}"; do
-	diff -q <(sed 1,4d "$tmp"/"$(printf %04d $((i + 1)))"-*.patch) \
-		<(sed 1,4d "$TOP/patches/${patches[$i]}") >/dev/null || echo "${patches[$i]} differs"
+	diff -q <(sed 1d "$tmp"/"$(printf %04d $((i + 1)))"-*.patch) \
+		<(sed 1d "$TOP/patches/${patches[$i]}") >/dev/null || echo "${patches[$i]} differs"
 done)"
 
 [ -d "$CHECK_TREE" ] || tgit worktree add -q --detach "$CHECK_TREE" base
@@ -69,10 +69,16 @@ out=$(scripts_build)
 warnings | sort >"$tmp/base.w"
 
 name=$(git config user.name); email=$(git config user.email)
+codespell=
+dict=/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt
+[ -f $dict ] && codespell="--codespell --codespellfile $dict"
 for i in "${!patches[@]}"; do
 	p=${patches[$i]}; c=${commits[$i]}; s=${p%.patch}
-	cp=$(cd "$TREE" && scripts/checkpatch.pl --strict --max-line-length=80 \
-		$(command -v codespell >/dev/null && echo --codespell) "$TOP/patches/$p" 2>&1)
+	# FILE_PATH_CHANGES asks whether MAINTAINERS needs updating for a new
+	# file; new selftests fall under tools/testing/selftests/net/ already.
+	cp=$(cd "$TREE" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict \
+		--max-line-length=80 --ignore FILE_PATH_CHANGES $codespell \
+		"$TOP/patches/$p" 2>&1)
 	echo "$cp" | grep -q '^total: 0 errors, 0 warnings, 0 checks' && ok "$s/checkpatch" ||
 		nok "$s/checkpatch # $(echo "$cp" | grep -E '^(ERROR|WARNING|CHECK):' | head -2 | tr '\n' ' ')"
 	grep -qxF "Signed-off-by: $name <$email>" "$TOP/patches/$p" && ok "$s/signed-off-by" ||
@@ -97,12 +103,19 @@ cgit checkout -q --detach base
 cocci | sort >"$tmp/cocci.base"
 verdict coccicheck "$(comm -13 "$tmp/cocci.base" "$tmp/cocci.series")"
 
-# New selftests: listed in their Makefile and .gitignore (sorted).
+# New selftests: listed in their Makefile and .gitignore, each in order
+# between its neighbours.
+in_order() { # in_order FILE LINE: LINE present, sorted against its neighbours
+	LC_ALL=C awk -v l="$2" '$0 ~ "^[ \t]*" l "( \\\\)?$" {
+			f = 1; ok = p <= $1; getline n; split(n, a)
+			ok = ok && (a[1] == "" || a[1] ~ /^#/ || $1 <= a[1])
+		}
+		{ p = $1 } END { exit !(f && ok) }' "$1"
+}
 for f in $(tgit diff --name-only --diff-filter=A base series -- 'tools/testing/selftests/*.c'); do
 	d=$(dirname "$f"); p=$(basename "$f" .c)
-	grep -q "^$p\$" "$TREE/$d/.gitignore" 2>/dev/null &&
-		LC_ALL=C sort -c "$TREE/$d/.gitignore" 2>/dev/null &&
-		grep -qE "^\s+$p \\\\$" "$TREE/$d/Makefile" && ok "selftest-listed/$p" ||
-		nok "selftest-listed/$p # not listed (sorted) in $d/Makefile and $d/.gitignore"
+	in_order "$TREE/$d/.gitignore" "$p" && in_order "$TREE/$d/Makefile" "$p" &&
+		ok "selftest-listed/$p" ||
+		nok "selftest-listed/$p # not listed in order in $d/Makefile and $d/.gitignore"
 done
 [ $fails -eq 0 ]

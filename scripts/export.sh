@@ -12,7 +12,19 @@ n=$(tgit rev-list --count base..series)
 
 reroll=()
 [ "${V:-1}" -gt 1 ] && reroll=(--reroll-count="$V")
-tgit config branch.series.description "$(cat "$TOP/cover-letter.txt")"
+# "%% results/X.md %%" in the letter stands for that file's table rows.
+cover=$(awk -v top="$TOP" '/^%% .* %%$/ {
+		f = top "/" $2; n = 0
+		while ((getline l < f) > 0) {
+			if (l ~ /^\| case \|/)
+				on = 1
+			if (on && l ~ /^\|/) { print l; n++ }
+		}
+		on = 0
+		if (!n) { print "export: no table in " $2 > "/dev/stderr"; exit 1 }
+		next
+	} { print }' "$TOP/cover-letter.txt") || die "cover letter: a results table is missing"
+tgit config branch.series.description "$cover"
 rm -f "$TOP"/patches/*.patch
 tgit format-patch -q --numbered --cover-letter --cover-from-description=subject \
 	--subject-prefix="PATCH net-next" "${reroll[@]}" -o "$TOP/patches" base..series

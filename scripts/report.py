@@ -32,10 +32,9 @@ def load(path):
 def figures(r, counts, mode):
     res = r["result"]
     pk = res["packets"]
-    # A reader waits for packets; under icount the clock jumps over its
-    # idle time, so count the CPU's busy time instead (bench/common.c).
-    ns = (res.get("busy_ns") or res["ns"]) if mode == "icount" else res["ns"]
-    f = {"value": ns / pk if mode == "icount" else pk * 1e9 / ns}
+    ns = res["ns"]
+    f = {"value": ns / pk if mode == "icount" else pk * 1e9 / ns,
+         "idle": res.get("idle_ticks", 0) > 0}
     sent = r.get("generator", res).get("packets", pk)
     got = res.get("received", pk)
     f["drops"] = sent - got if "generator" not in r else sent - pk
@@ -105,10 +104,16 @@ def markdown(doc, seed):
         b, s = r["base"], r["series"]
         ex = " | ".join(f"{b[e]:.3f} / {s[e]:.3f}" if e != "drops" else f"{b[e]:.0f} / {s[e]:.0f}"
                         for e in extras)
-        L.append(f"| {r['case']} | {fmt(b['value'], mode)} | {fmt(s['value'], mode)} | "
+        mark = " (idle)" if mode == "icount" and (b.get("idle") or s.get("idle")) else ""
+        L.append(f"| {r['case']}{mark} | {fmt(b['value'], mode)} | {fmt(s['value'], mode)} | "
                  f"{r['change_pct']:+.1f}% | {ex} |")
     L += ["", f"Unit: {unit}. Change: series against base (negative is fewer "
           "instructions)." if mode == "icount" else f"Unit: {unit}."]
+    if mode == "icount" and any(r["base"].get("idle") or r["series"].get("idle")
+                                for r in doc["cases"]):
+        L += ["", "(idle): the CPU went idle between the first and the last packet "
+              "(the reader waited); under icount the clock skips idle time, so "
+              "that figure is not instructions alone."]
     if mode == "icount":
         worst = max(max(r["base"]["spread_pct"], r["series"]["spread_pct"]) for r in doc["cases"])
         L += ["", f"Repeatability: largest spread between the two boots of a "

@@ -6,7 +6,7 @@
 
 pkgs=(build-essential flex bison bc libelf-dev libssl-dev cpio ccache
       qemu-system-x86 busybox-static ethtool iproute2 coccinelle codespell
-      python3-yaml python3-matplotlib git rsync kmod libmnl-dev pkg-config
+      python3-yaml python3-matplotlib python3-ply git rsync kmod libmnl-dev pkg-config
       libcap-dev libnuma-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -27,8 +27,8 @@ step() { # step NAME CMD...: a step that prints no lines of its own
 
 if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	step apply "$TOP/scripts/apply.sh"; then
-	run workbench "$TOP/scripts/test-workbench.sh"
 	for k in base series debug; do step "build/$k" "$TOP/scripts/build.sh" $k; done
+	run workbench "$TOP/scripts/test-workbench.sh"
 	run check "$TOP/scripts/check.sh"
 	run selftest "$TOP/selftests/run.sh" base series debug
 	run bench "$TOP/scripts/bench.sh" --smoke all
