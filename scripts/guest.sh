@@ -18,8 +18,12 @@ while getopts k:m:t:o: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || die "usage: guest.sh [-k kernel] [-m mode] [-t secs] [-o dir] -- command"
-img=$kernel
-[ -f "$img" ] || img=$(kout "$kernel")/arch/x86/boot/bzImage
+# A kernel with a slash is a bzImage path, else a kind: "series" is also the
+# name of the patch order file in the checkout.
+case $kernel in
+*/*) img=$kernel ;;
+*) img=$(kout "$kernel")/arch/x86/boot/bzImage ;;
+esac
 [ -f "$img" ] || die "no kernel $img: run 'make build' first"
 
 if [ -n "$dir" ]; then

@@ -15,12 +15,12 @@ run() { # run NAME CMD...: a step printing its own ok/not ok/skip lines
 		echo "not ok $name # failed without saying why" | tee -a "$log"
 }
 step() { # step NAME CMD...: a step that prints no lines of its own
-	local name=$1; shift
+	local name=$1 slog=$BUILD/test-${1//\//-}.log; shift
 	say "test: $name"
-	if "$@" >"$BUILD/test-$name.log" 2>&1; then
+	if "$@" >"$slog" 2>&1; then
 		echo "ok $name" | tee -a "$log"
 	else
-		echo "not ok $name # $(grep -v '^==' "$BUILD/test-$name.log" | tail -1)" | tee -a "$log"
+		echo "not ok $name # $(grep -v '^==' "$slog" | tail -1)" | tee -a "$log"
 		return 1
 	fi
 }
