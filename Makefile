@@ -11,7 +11,7 @@ SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
 MODE ?= icount
 
-.PHONY: help setup base apply export build selftest check bench profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness stress send profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -31,7 +31,8 @@ $(BUILD)/series.head: series $(wildcard patches/*.patch) | base
 apply: base
 	scripts/apply.sh
 
-## export     regenerate patches/ and series from the series branch (V=2 ...)
+## export     regenerate patches/ and series from the series branch (V=2 ...;
+##            the changelog file gives the "Changes in vN" notes)
 export:
 	scripts/export.sh
 
@@ -51,6 +52,19 @@ check: $(BUILD)/series.head
 ## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and series
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
+
+## robustness the robustness matrix on the debug kernels; writes results/robustness.md
+robustness: $(BUILD)/series.head
+	scripts/robust.sh
+
+## stress     the same matrix, minutes a case (nothing written)
+stress: $(BUILD)/series.head
+	scripts/robust.sh --long
+
+## send       git send-email --dry-run of patches/ to MAINTAINERS-notes' recipients,
+##            and build/send/series.mbox (SEND=1 mails it for real)
+send: $(BUILD)/series.head
+	scripts/send.sh
 
 ## profile    per-function instructions per packet of one bench command
 ##            (KERNEL=base|series, NAME=..., PROFILE_CMD="./vhost ...")

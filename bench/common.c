@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <linux/virtio_net.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -332,6 +333,81 @@ void udp_frame_set_dport(uint8_t *buf, uint16_t dport)
 
 	memcpy(buf + sizeof(struct ether_header) + sizeof(struct iphdr) +
 	       offsetof(struct udphdr, dest), &p, sizeof(p));
+}
+
+/* xorshift64*: a fixed seed gives the same corpus on every run. */
+uint64_t rng_next(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dULL;
+}
+
+static const char *const malformed_name[] = {
+	[MF_EMPTY] = "empty", [MF_SHORT_ETH] = "short_eth",
+	[MF_OVERSIZED] = "oversized", [MF_GSO_TYPE] = "gso_type",
+	[MF_GSO_SIZE] = "gso_size", [MF_CSUM] = "csum_range",
+	[MF_RANDOM] = "random", [MF_VALID] = "valid",
+};
+
+const char *malformed_kind(unsigned int kind)
+{
+	return malformed_name[kind];
+}
+
+/*
+ * One frame of the malformed-input corpus, of kind *kind (chosen here),
+ * behind a virtio-net header of hdr_len bytes, into buf of max bytes (at
+ * least 65550): returns the length to write.  The frame under a bad header
+ * is a well-formed UDP frame of f, so that only the header is at fault.
+ */
+size_t malformed_frame(uint8_t *buf, size_t max, size_t hdr_len,
+		       const struct udp_frame *f, uint64_t *rng,
+		       unsigned int *kind)
+{
+	struct virtio_net_hdr *h = (void *)buf;
+	uint8_t *frame = buf + hdr_len;
+	uint64_t r = rng_next(rng);
+	size_t len = FRAME_MIN + r % 1400, i;
+
+	*kind = r % MF_KINDS;
+	r >>= 32;
+	memset(buf, 0, hdr_len);
+	switch (*kind) {
+	case MF_EMPTY:
+		return r & 1 ? 0 : hdr_len;
+	case MF_SHORT_ETH:
+		memset(frame, 0xee, ETH_HLEN);
+		return hdr_len + 1 + r % (ETH_HLEN - 1);
+	case MF_OVERSIZED:
+		len = 1515 + r % (max - hdr_len - 1515);
+		break;
+	case MF_GSO_TYPE:
+		h->gso_type = r & 0xff;
+		h->gso_size = 1 + (r >> 8) % 2000;
+		break;
+	case MF_GSO_SIZE:
+		h->gso_type = r & 1 ? VIRTIO_NET_HDR_GSO_TCPV4 :
+				      VIRTIO_NET_HDR_GSO_UDP;
+		h->gso_size = r & 2 ? 0 : 0xffff - (r >> 8) % 64;
+		h->hdr_len = (r >> 16) & 0xffff;
+		break;
+	case MF_CSUM:
+		h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h->csum_start = r & 0xffff;
+		h->csum_offset = (r >> 16) & 0xffff;
+		break;
+	case MF_RANDOM:
+		len = r % 2048;
+		for (i = 0; i < hdr_len + len; i += 8) {
+			r = rng_next(rng);
+			memcpy(buf + i, &r, 8);
+		}
+		return hdr_len + len;
+	}
+	udp_frame_build(frame, len, f);
+	return hdr_len + len;
 }
 
 static uint64_t read_stat(const char *tap, const char *name)

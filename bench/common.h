@@ -77,6 +77,22 @@ void udp_frame_build(uint8_t *buf, size_t len, const struct udp_frame *f);
 void udp_frame_set_dport(uint8_t *buf, uint16_t dport);
 
 /* Where a frame written into a tap can be lost before reaching a socket. */
+/*
+ * The malformed-input corpus: frames that tun must reject with an error or
+ * count as dropped, never crash on.  MF_VALID frames are the control.
+ */
+enum {
+	MF_EMPTY, MF_SHORT_ETH, MF_OVERSIZED, MF_GSO_TYPE, MF_GSO_SIZE,
+	MF_CSUM, MF_RANDOM, MF_VALID, MF_KINDS
+};
+#define MALFORMED_MAX	(65536 + 16)
+
+uint64_t rng_next(uint64_t *state);
+const char *malformed_kind(unsigned int kind);
+size_t malformed_frame(uint8_t *buf, size_t max, size_t hdr_len,
+		       const struct udp_frame *f, uint64_t *rng,
+		       unsigned int *kind);
+
 struct counters {
 	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;
 	uint64_t udp_in_errors;

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 
@@ -31,7 +33,7 @@ static struct {
 	const char *tap, *ready;
 	bool create, backpressure, multi_queue;
 	unsigned int wait, timeout, max_time, start_timeout;
-	unsigned long packets;
+	unsigned long packets, requeue;
 	int cpu;
 } o = {
 	.tap = "tap0", .wait = W_READ, .timeout = 5, .max_time = 60,
@@ -95,6 +97,16 @@ static void arm_tick(void)
 	armed = true;
 }
 
+/* --requeue: detach this queue and attach it again (TUNSETQUEUE). */
+static void requeue(void)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_DETACH_QUEUE };
+
+	xioctl(fd, TUNSETQUEUE, &ifr, "TUNSETQUEUE detach");
+	ifr.ifr_flags = IFF_ATTACH_QUEUE;
+	xioctl(fd, TUNSETQUEUE, &ifr, "TUNSETQUEUE attach");
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -103,7 +115,8 @@ static void usage(void)
 "              [--timeout S (idle, default 5)]\n"
 "              [--max-time S (from first packet, default 60)]\n"
 "              [--start-timeout S (default 0: wait for the first packet)]\n"
-"              [--ready FILE] [--cpu N]\n");
+"              [--ready FILE] [--cpu N]\n"
+"              [--requeue N (detach and attach the queue every N wakeups)]\n");
 	exit(1);
 }
 
@@ -116,10 +129,10 @@ int main(int argc, char **argv)
 		{ "wait", 1, NULL, 'w' }, { "timeout", 1, NULL, 'T' },
 		{ "max-time", 1, NULL, 'M' }, { "start-timeout", 1, NULL, 'W' },
 		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
-		{ 0 }
+		{ "requeue", 1, NULL, 'R' }, { 0 }
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t wakeups = 0, ready, first = 0, last = 0, deadline, idle = 0;
+	uint64_t wakeups = 0, requeues = 0, ready, first = 0, last = 0, deadline, idle = 0;
 	struct pollfd pfd = { .events = POLLIN };
 	struct counters c0, c1;
 	struct rx_limits lim;
@@ -166,11 +179,14 @@ int main(int argc, char **argv)
 		case 'c':
 			o.cpu = opt_num("cpu", optarg, 0, INT_MAX);
 			break;
+		case 'R':
+			o.requeue = opt_num("requeue", optarg, 1, ULONG_MAX);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (o.requeue && !o.multi_queue))
 		usage();
 	lim.idle = o.timeout * NSEC_PER_SEC;
 	lim.max = o.max_time * NSEC_PER_SEC;
@@ -232,6 +248,10 @@ int main(int argc, char **argv)
 			drain();
 		}
 		last = now_ns();
+		if (o.requeue && wakeups % o.requeue == 0) {
+			requeue();
+			requeues++;
+		}
 	}
 	idle = idle_ticks() - idle;
 	/* Told to stop: still count what the tap has queued. */
@@ -252,6 +272,7 @@ int main(int argc, char **argv)
 	json_u64("ns", first ? last - first : 0);
 	json_u64("idle_ticks", first ? idle : 0);
 	json_u64("wakeups", wakeups);
+	json_u64("requeues", requeues);
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
 	json_end();

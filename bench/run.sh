@@ -5,6 +5,7 @@
 # A program that fails (or whose counters do not add up) fails the run.
 set -euo pipefail
 cd "$(dirname "$0")"
+. ./lib.sh
 scenario=$1 n=$2
 out=$GUEST_OUT/results.jsonl
 tr=/sys/kernel/tracing
@@ -38,35 +39,21 @@ tap() { # tap NAME [ip tuntap flags]: a persistent tap the programs attach to
 }
 untap() { ip link del "$1" 2>/dev/null || true; }
 
-# reader_with CASE PARAMS READER-ARGS -- GENERATOR...: a tap reader waiting
-# while a generator sends through the tap.
-reader_with() {
-	local name=$1 params=$2 rargs=() ready=/tmp/ready.$$
+# consume_with CASE PARAMS CONSUMER... -- GENERATOR...: a tap consumer
+# (./reader or ./vhost --mode rx) waiting while a generator sends through
+# the tap.
+consume_with() {
+	local name=$1 params=$2 cons=() ready=/tmp/ready.$$
 	shift 2
-	while [ "$1" != -- ]; do rargs+=("$1"); shift; done; shift
+	while [ "$1" != -- ]; do cons+=("$1"); shift; done; shift
 	rm -f $ready
-	./reader "${rargs[@]}" --start-timeout 30 --ready $ready >/tmp/reader.json &
+	"${cons[@]}" --start-timeout 30 --ready $ready >/tmp/consumer.json &
 	local pid=$!
 	for _ in $(seq 100); do [ -e $ready ] && break; sleep 0.1; done
 	"$@" >/tmp/gen.json
-	wait $pid || { echo "bench: reader failed in $name" >&2; exit 1; }
-	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat /tmp/reader.json),\"generator\":$(cat /tmp/gen.json)}" >>"$out"
-	echo "$scenario $name: $(cat /tmp/reader.json)"
-}
-
-# pktgen N: N 64-byte frames sent through tap0 by the pktgen kthread (burst
-# 1: pktgen refuses more on a tap, which does not allow shared skbs).
-pktgen() {
-	local pg=/proc/net/pktgen
-	echo rem_device_all >$pg/kpktgend_0
-	echo "add_device tap0" >$pg/kpktgend_0
-	for c in "count $1" "pkt_size 60" "clone_skb 0" "burst 1" "delay 0" \
-		"dst 10.0.2.2" "dst_mac 02:00:00:00:00:02"; do
-		echo "$c" >$pg/tap0
-	done
-	echo start >$pg/pgctrl
-	echo "{\"role\":\"pktgen\",\"packets\":$(sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p' $pg/tap0)}"
-	echo rem_device_all >$pg/kpktgend_0
+	wait $pid || { echo "bench: consumer failed in $name" >&2; exit 1; }
+	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat /tmp/consumer.json),\"generator\":$(cat /tmp/gen.json)}" >>"$out"
+	echo "$scenario $name: $(cat /tmp/consumer.json)"
 }
 
 case $scenario in
@@ -76,8 +63,8 @@ s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
 	ip link set br0 up
 	for t in tap0 tap1; do tap $t; ip link set $t master br0; done
 	for w in read poll; do
-		reader_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
-			--tap tap0 --packets "$n" --wait $w -- \
+		consume_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
+			./reader --tap tap0 --packets "$n" --wait $w -- \
 			./writer --tap tap1 --no-addr --flows 0 --size 64 --packets "$n" \
 				--dst-mac 02:00:00:00:00:03
 	done
@@ -113,29 +100,43 @@ s002)	# vhost-net TX into a tap (seed 002)
 	done
 	;;
 s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
+	# gen_for GEN: the generator command line g, and its name and params
+	gen_for() {
+		if [ "$1" = pktgen ]; then
+			g=(pktgen "$n") gname=pktgen gparams='"gen":"pktgen"'
+		else
+			local segs=${1#gso }
+			g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22 --packets "$n")
+			gname="gso $segs segs" gparams="\"gen\":\"gso\",\"segs\":$segs"
+		fi
+	}
+	# measure NAME PARAMS CONSUMER... -- GEN...: once plain, once with the
+	# reader wakeups (sock_def_readable, tun's sk_data_ready) counted
+	measure() {
+		tap tap0
+		ip addr add 10.0.2.1/24 dev tap0
+		ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
+		consume_with "$@"
+		local name=$1; shift
+		count sock_def_readable "$name" consume_with "$name (counted)" "$@"
+		untap tap0
+	}
 	for bp in "" backpressure; do
 		flags=() p=false
 		[ -n "$bp" ] && flags=(--backpressure) p=true
 		for w in read poll; do
 			for gen in "pktgen" "gso 1" "gso 32"; do
-				segs=${gen#gso }
-				if [ "$gen" = pktgen ]; then
-					name="pktgen, $w${bp:+, $bp}" g=(pktgen "$n")
-					params="{\"gen\":\"pktgen\",\"wait\":\"$w\",\"backpressure\":$p}"
-				else
-					name="gso $segs segs, $w${bp:+, $bp}"
-					g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22 --packets "$n")
-					params="{\"gen\":\"gso\",\"segs\":$segs,\"wait\":\"$w\",\"backpressure\":$p}"
-				fi
-				tap tap0
-				ip addr add 10.0.2.1/24 dev tap0
-				ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
-				reader_with "$name" "$params" --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
-				count sock_def_readable "$name" reader_with "$name (counted)" "$params" \
-					--tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
-				untap tap0
+				gen_for "$gen"
+				measure "$gname, $w${bp:+, $bp}" "{$gparams,\"wait\":\"$w\",\"backpressure\":$p}" \
+					./reader --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
 			done
 		done
+	done
+	# the vhost-net RX ring as the consumer: a VM's receive path
+	for gen in "pktgen" "gso 1" "gso 32"; do
+		gen_for "$gen"
+		measure "$gname, vhost-net rx" "{$gparams,\"wait\":\"vhost\",\"backpressure\":false}" \
+			./vhost --mode rx --tap tap0 --dst-ip 10.0.2.1 --packets "$n" -- "${g[@]}"
 	done
 	;;
 s004)	# 10 UDP flows of 1-byte payload written into a tap (seed 004)

@@ -59,7 +59,10 @@ static struct {
 	unsigned int burst, size, flows, port;
 	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu;
+	bool multi_queue;
+	unsigned int xdp_toggle;
 	unsigned long packets;
+	uint64_t seed;
 	in_addr_t dip, sip;
 } o = {
 	.tap = "tap0", .burst = 64, .size = 64, .flows = 1, .port = 9000,
@@ -184,6 +187,12 @@ static long worker_csw(void)
 	return vol_csw(RUSAGE_SELF) - vol_csw(RUSAGE_THREAD);
 }
 
+/* --malformed: the corpus state, and what was posted of each kind. */
+static struct {
+	struct udp_frame f;
+	uint64_t rng, posted[MF_KINDS];
+} mf;
+
 /* Post n frames, kick, and wait until vhost has used them all. */
 static unsigned int tx_burst(unsigned int n, uint64_t *seq, uint64_t deadline)
 {
@@ -193,9 +202,18 @@ static unsigned int tx_burst(unsigned int n, uint64_t *seq, uint64_t deadline)
 	/* At most one burst is in flight, so slot ids never collide. */
 	for (i = 0; i < n; i++, (*seq)++) {
 		id = vq.avail_idx % RING_NUM;
-		if (o.flows > 1)
+		if (o.seed) {
+			unsigned int kind;
+
+			vq.desc[id].len = malformed_frame(vq.buf + id * vq.slot,
+							  vq.slot, HDR_LEN,
+							  &mf.f, &mf.rng,
+							  &kind);
+			mf.posted[kind]++;
+		} else if (o.flows > 1) {
 			udp_frame_set_dport(vq.buf + id * vq.slot + HDR_LEN,
 					    o.port + *seq % o.flows);
+		}
 		vq.avail->ring[id] = id;
 		vq.avail_idx++;
 	}
@@ -205,8 +223,8 @@ static unsigned int tx_burst(unsigned int n, uint64_t *seq, uint64_t deadline)
 	return (uint16_t)(vq.used_idx - start);
 }
 
-/* r0 = action; exit */
-static void xdp_attach(const char *tap, int action)
+/* r0 = action; exit.  Returns the link: closing it detaches the program. */
+static int xdp_attach(const char *tap, int action)
 {
 	struct bpf_insn prog[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
@@ -214,7 +232,7 @@ static void xdp_attach(const char *tap, int action)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	union bpf_attr attr;
-	int fd;
+	int fd, link;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_XDP;
@@ -228,9 +246,11 @@ static void xdp_attach(const char *tap, int action)
 	attr.link_create.prog_fd = fd;
 	attr.link_create.target_ifindex = if_index(tap);
 	attr.link_create.attach_type = BPF_XDP;
-	/* The link fd is left open: the program stays until we exit. */
-	if (syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr)) < 0)
+	link = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (link < 0)
 		die("BPF_LINK_CREATE");
+	close(fd);
+	return link;
 }
 
 static int run_tx(void)
@@ -242,15 +262,17 @@ static int run_tx(void)
 			       .sip = o.sip, .dip = o.dip,
 			       .sport = o.port, .dport = o.port };
 	uint64_t seq = 0, sent = 0, t0, t1, deadline;
-	size_t slot = (HDR_LEN + o.size + 63) & ~63UL;
+	size_t slot = ((o.seed ? MALFORMED_MAX : HDR_LEN + o.size) + 63) & ~63UL;
+	uint64_t toggles = 0, bursts = 0;
 	struct counters c0, c1;
 	struct sinks s = { 0 };
 	unsigned int n, i;
+	int tap, link = -1;
 	bool ok = true;
 	long csw, wcsw;
-	int tap;
 
-	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0));
+	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0) |
+			      (o.multi_queue ? IFF_MULTI_QUEUE : 0));
 	n = HDR_LEN;
 	xioctl(tap, TUNSETVNETHDRSZ, &n, "TUNSETVNETHDRSZ");
 	/* INT_MAX lets vhost batch frames as XDP buffers, else MSG_MORE. */
@@ -259,12 +281,15 @@ static int run_tx(void)
 	if_set_ipv4(o.tap, o.dip, 24);
 	if_mac(o.tap, f.dmac);
 	if (o.xdp >= 0)
-		xdp_attach(o.tap, o.xdp);
+		link = xdp_attach(o.tap, o.xdp);
 
 	vq_setup(tap, VQ_TX, slot, HDR_LEN + o.size, 0);
 	for (i = 0; i < RING_NUM; i++)
 		udp_frame_build(vq.buf + i * slot + HDR_LEN, o.size, &f);
-	if (o.xdp != XDP_DROP)
+	mf.f = f;
+	mf.rng = o.seed;
+	/* Malformed frames may reach a socket or not: only counters tell. */
+	if (!o.seed && (o.xdp != XDP_DROP || o.xdp_toggle))
 		sinks_open(&s, o.dip, o.port, o.flows);
 
 	/* Warm up the whole path once, uncounted. */
@@ -288,6 +313,15 @@ static int run_tx(void)
 		sinks_drain(&s);
 		if (i < n)
 			break;
+		if (o.xdp_toggle && ++bursts % o.xdp_toggle == 0) {
+			if (link >= 0) {
+				close(link);
+				link = -1;
+			} else {
+				link = xdp_attach(o.tap, o.xdp);
+			}
+			toggles++;
+		}
 	}
 	t1 = now_ns();
 	csw = vol_csw(RUSAGE_THREAD) - csw;
@@ -312,6 +346,17 @@ static int run_tx(void)
 	json_dbl("ns_per_pkt", sent ? (double)(t1 - t0) / sent : 0);
 	json_u64("kicks", vq.kicks);
 	json_u64("wakeups", vq.wakeups);
+	json_u64("xdp_toggles", toggles);
+	if (o.seed) {
+		json_u64("seed", o.seed);
+		for (i = 0; i < MF_KINDS; i++) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "%s_posted",
+				 malformed_kind(i));
+			json_u64(key, mf.posted[i]);
+		}
+	}
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
 	json_u64("worker_csw", wcsw);
@@ -429,8 +474,9 @@ static void usage(void)
 	fprintf(stderr,
 "usage: vhost --mode tx|rx [--tap NAME] [--packets N] [--napi] [--cpu N]\n"
 "  tx: [--burst 1..64] [--size BYTES] [--sndbuf limited|unlimited|BYTES]\n"
-"      [--xdp drop|pass] [--flows F] [--port P] [--dst-ip IP] [--src-ip IP]\n"
-"      [--timeout S (total, default 20)]\n"
+"      [--xdp drop|pass [--xdp-toggle BURSTS]] [--flows F] [--port P]\n"
+"      [--dst-ip IP] [--src-ip IP] [--timeout S (total, default 20)]\n"
+"      [--malformed SEED (the malformed-input corpus)] [--multi-queue]\n"
 "  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
 "      [--max-time S (from first packet, default 60)]\n"
 "      [--start-timeout S (default 0: wait for the first packet)]\n");
@@ -449,7 +495,8 @@ int main(int argc, char **argv)
 		{ "timeout", 1, NULL, 'T' }, { "max-time", 1, NULL, 'M' },
 		{ "start-timeout", 1, NULL, 'W' },
 		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
-		{ 0 }
+		{ "malformed", 1, NULL, 'F' }, { "xdp-toggle", 1, NULL, 'X' },
+		{ "multi-queue", 0, NULL, 'Q' }, { 0 }
 	};
 	const char *mode = NULL;
 	int c;
@@ -521,12 +568,22 @@ int main(int argc, char **argv)
 		case 'c':
 			o.cpu = opt_num("cpu", optarg, 0, INT_MAX);
 			break;
+		case 'F':
+			o.seed = opt_num("malformed", optarg, 1, ULONG_MAX);
+			break;
+		case 'X':
+			o.xdp_toggle = opt_num("xdp-toggle", optarg, 1, INT_MAX);
+			break;
+		case 'Q':
+			o.multi_queue = true;
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc || !mode ||
-	    (strcmp(mode, "tx") && strcmp(mode, "rx")))
+	    (strcmp(mode, "tx") && strcmp(mode, "rx")) ||
+	    (o.xdp_toggle && o.xdp < 0))
 		usage();
 	o.rx = !strcmp(mode, "rx");
 	if (!o.timeout)

@@ -4,8 +4,11 @@
  * path into the stack.  With --flows F the frames go to the tap's own
  * address, on F ports each drained by a bound socket after every --batch;
  * with --flows 0 they go to --dst-mac/--dst-ip (forwarding setups).
+ * --malformed SEED writes the malformed-input corpus instead (common.h),
+ * behind a virtio-net header, and counts what tun accepts and rejects.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,14 +17,16 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <arpa/inet.h>
+#include <linux/virtio_net.h>
 
 #include "common.h"
 
 static struct {
 	const char *tap;
-	bool no_addr, napi, dmac_set;
+	bool no_addr, napi, dmac_set, malformed;
 	unsigned int size, flows, batch, port, timeout;
 	unsigned long packets;
+	uint64_t seed;
 	in_addr_t addr, dip, sip;
 	uint8_t dmac[6];
 	int cpu;
@@ -46,13 +51,76 @@ static unsigned int write_batch(unsigned int n, uint64_t *seq)
 	return err;
 }
 
+/*
+ * Write the malformed corpus: every frame must be rejected with an error or
+ * reach the tap's counters (delivered, or counted as dropped).
+ */
+static int write_malformed(const struct udp_frame *f)
+{
+	uint64_t wrote[MF_KINDS] = { 0 }, rejected[MF_KINDS] = { 0 };
+	uint64_t rng = o.seed, accepted = 0, other_errno = 0, counted;
+	uint8_t *buf = malloc(MALFORMED_MAX);
+	struct counters c0, c1;
+	unsigned int kind;
+	unsigned long i;
+	char key[64];
+	size_t len;
+
+	if (!buf)
+		die("malloc");
+	counters_read(o.tap, &c0);
+	for (i = 0; i < o.packets; i++) {
+		len = malformed_frame(buf, MALFORMED_MAX,
+				      sizeof(struct virtio_net_hdr), f, &rng,
+				      &kind);
+		wrote[kind]++;
+		if (write(tap, buf, len) >= 0) {
+			accepted++;
+			continue;
+		}
+		rejected[kind]++;
+		if (errno != EINVAL && errno != EFAULT && errno != ENOMEM &&
+		    errno != ENOBUFS && errno != EMSGSIZE)
+			other_errno++;
+	}
+	counters_read(o.tap, &c1);
+	counted = c1.rx_packets - c0.rx_packets + c1.rx_dropped - c0.rx_dropped;
+
+	json_begin("writer-malformed");
+	json_u64("seed", o.seed);
+	json_u64("frames", o.packets);
+	json_u64("accepted", accepted);
+	json_u64("rejected", o.packets - accepted);
+	json_u64("unexpected_errno", other_errno);
+	for (kind = 0; kind < MF_KINDS; kind++) {
+		snprintf(key, sizeof(key), "%s_rejected", malformed_kind(kind));
+		json_u64(key, rejected[kind]);
+		snprintf(key, sizeof(key), "%s_written", malformed_kind(kind));
+		json_u64(key, wrote[kind]);
+	}
+	json_counters(&c0, &c1);
+	json_end();
+	free(buf);
+	if (counted < accepted || other_errno || rejected[MF_VALID]) {
+		fprintf(stderr,
+			"writer: %llu accepted, %llu counted by the tap, %llu valid rejected, %llu odd errors\n",
+			(unsigned long long)accepted,
+			(unsigned long long)counted,
+			(unsigned long long)rejected[MF_VALID],
+			(unsigned long long)other_errno);
+		return 2;
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: writer [--tap NAME] [--napi] [--addr IP | --no-addr] [--size BYTES]\n"
 "              [--flows F (0: no sinks)] [--packets N] [--batch K]\n"
 "              [--port P] [--src-ip IP] [--dst-ip IP] [--dst-mac MAC]\n"
-"              [--timeout S (total, default 20)] [--cpu N]\n");
+"              [--timeout S (total, default 20)] [--cpu N]\n"
+"              [--malformed SEED (the malformed-input corpus)]\n");
 	exit(1);
 }
 
@@ -66,7 +134,7 @@ int main(int argc, char **argv)
 		{ "port", 1, NULL, 'p' }, { "src-ip", 1, NULL, 'i' },
 		{ "dst-ip", 1, NULL, 'd' }, { "dst-mac", 1, NULL, 'D' },
 		{ "timeout", 1, NULL, 'T' }, { "cpu", 1, NULL, 'c' },
-		{ 0 }
+		{ "malformed", 1, NULL, 'm' }, { 0 }
 	};
 	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 } };
 	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline;
@@ -125,6 +193,10 @@ int main(int argc, char **argv)
 		case 'c':
 			o.cpu = opt_num("cpu", optarg, 0, INT_MAX);
 			break;
+		case 'm':
+			o.seed = opt_num("malformed", optarg, 1, ULONG_MAX);
+			o.malformed = true;
+			break;
 		default:
 			usage();
 		}
@@ -135,7 +207,8 @@ int main(int argc, char **argv)
 		o.dip = o.addr;
 	pin_cpu(o.cpu);
 
-	tap = tap_open(o.tap, o.napi ? IFF_NAPI : 0);
+	tap = tap_open(o.tap, (o.napi ? IFF_NAPI : 0) |
+			      (o.malformed ? IFF_VNET_HDR : 0));
 	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
 	if (!o.no_addr)
 		if_set_ipv4(o.tap, o.addr, 24);
@@ -146,6 +219,9 @@ int main(int argc, char **argv)
 	f.sip = o.sip;
 	f.dip = o.dip;
 	f.sport = o.port;
+	f.dport = o.port;
+	if (o.malformed)
+		return write_malformed(&f);
 	nframes = o.flows ? o.flows : 1;
 	frames = malloc((size_t)nframes * o.size);
 	if (!frames)

@@ -29,13 +29,39 @@ fi
 	nok "series # ${#patches[@]} patches in series, ${#commits[@]} commits on the branch"
 [ ${#patches[@]} -le 15 ] || nok "series # ${#patches[@]} patches, netdev takes at most 15"
 
-# patches/ must be exactly what the export step makes of the branch.
+# patches/ and series must be exactly what the export step makes of the
+# branch (cover letter included, with its tables from results/), but for
+# the commit ids on the mbox "From " lines, which apply does not keep.
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-tgit format-patch -q --numbered --subject-prefix="PATCH net-next" -o "$tmp" base..series
-verdict export "$(for i in "${!patches[@]}"; do
-	diff -q <(sed 1d "$tmp"/"$(printf %04d $((i + 1)))"-*.patch) \
-		<(sed 1d "$TOP/patches/${patches[$i]}") >/dev/null || echo "${patches[$i]} differs"
-done)"
+verdict export "$(EXPORT_DIR=$tmp/export "$TOP/scripts/export.sh" 2>&1 >/dev/null | grep -v '^==')$(
+	diff -r -x series -I '^From [0-9a-f]\{40\} ' "$tmp/export" "$TOP/patches" | grep -E '^(Only|diff)')$(
+	diff -q "$tmp/export/series" "$TOP/series")"
+
+# The send dry run: one mail per patch plus the cover letter, each to every
+# to: and cc: recipient of MAINTAINERS-notes.  Then the mbox it wrote must
+# git am onto base into exactly the series branch: same messages, same trees.
+if sent=$("$TOP/scripts/send.sh" 2>&1); then
+	want=$(sed -n 's/^\(to\|cc\): //p' "$TOP/MAINTAINERS-notes" | sed -E 's/.*<(.*)>.*/\1/' | sort)
+	verdict send-dry-run "$(awk '/^Dry-OK/ { n++ } /^RCPT TO:/ { print n, $0 }' "$BUILD/send/dry-run.log" |
+		sed -E 's/RCPT TO:<(.*)>/\1/' | sort -u | awk '{ r[$1] = r[$1] " " $2 } END { for (m in r) print r[m] }' |
+		while read -r got; do
+			[ "$(echo "$got" | tr ' ' '\n' | sort)" = "$want" ] || echo "a mail goes to $got"
+		done)$(n=$(grep -c '^Result: OK' "$BUILD/send/dry-run.log")
+		[ "$n" = $((${#patches[@]} + 1)) ] || echo "$n mails for ${#patches[@]} patches and a cover letter")"
+	rt=$BUILD/roundtrip/linux
+	[ -d "$rt" ] || tgit worktree add -q --detach "$rt" base
+	git -C "$rt" am --abort 2>/dev/null
+	git -C "$rt" checkout -q -f --detach base
+	if git -C "$rt" am -q --empty=drop "$BUILD/send/series.mbox" >"$tmp/am.log" 2>&1; then
+		shape() { git -C "$1" log --format='%T %an <%ae>%n%B' "base..$2"; }
+		cmp -s <(shape "$rt" HEAD) <(shape "$TREE" series) && ok mbox-round-trip ||
+			nok "mbox-round-trip # git am of $BUILD/send/series.mbox differs from the series branch"
+	else
+		nok "mbox-round-trip # git am: $(grep -m1 -i 'error\|fail' "$tmp/am.log")"
+	fi
+else
+	nok "send-dry-run # $(echo "$sent" | tail -1)"
+fi
 
 [ -d "$CHECK_TREE" ] || tgit worktree add -q --detach "$CHECK_TREE" base
 cgit() { git -C "$CHECK_TREE" "$@"; }

@@ -32,6 +32,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	run check "$TOP/scripts/check.sh"
 	run selftest "$TOP/selftests/run.sh" base series debug
 	run bench "$TOP/scripts/bench.sh" --smoke all
+	run robustness "$TOP/scripts/robust.sh" --short debug
 fi
 
 pass=$(grep -c '^ok ' "$log"); fail=$(grep -c '^not ok ' "$log")

@@ -1,0 +1,238 @@
+#!/bin/bash
+# In the guest: the robustness matrix.  robust.sh PACKETS FRAMES [CASE...]
+# Each case pushes PACKETS packets (FRAMES malformed frames) through a tap
+# while something disturbs it, then checks that the counters add up, that
+# the tap can be deleted, that the kernel printed no splat and that
+# kmemleak finds nothing.  One JSON line per case in
+# $GUEST_OUT/robustness.jsonl:
+#   {"case", "pushed", "faults", "drops", "lost", "splats", "leaks", "ok", "note"}
+# lost: packets neither received nor counted as dropped by the tap.
+set -uo pipefail
+cd "$(dirname "$0")"
+. ./lib.sh
+n=$1 frames=$2; shift 2
+out=$GUEST_OUT/robustness.jsonl
+dbg=/sys/kernel/debug
+splat='BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage'
+sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+dmesg -C
+
+tap() { ip tuntap add dev tap0 mode tap "$@" && ip link set tap0 up; }
+# j FILTER FILE: a figure of a program's JSON (0 when it printed none)
+j() { local v; v=$(jq -r "$1" "$2" 2>/dev/null); echo "${v:-0}"; }
+stat() { cat /sys/class/net/tap0/statistics/"$1"; }
+
+# churn CMD: eval CMD over and over while the process $target runs, in the
+# background; its pid in $churn
+churn() {
+	( while kill -0 "$target" 2>/dev/null; do eval "$1" >/dev/null 2>&1; done ) &
+	churn=$!
+}
+
+# record CASE PUSHED FAULTS DROPS LOST OK NOTE: check the kernel's side
+# (splats, leaks, the tap deletable) and write the case's line.
+record() {
+	local name=$1 pushed=$2 faults=$3 drops=$4 lost=$5 ok=$6 note=$7
+	local splats leaks=0
+	ip link del tap0 2>/dev/null
+	if ip link show tap0 >/dev/null 2>&1; then ok=false note="$note; tap0 not deletable"; fi
+	if [ -e $dbg/kmemleak ]; then
+		# an object is reported once unreferenced across two scans
+		sleep 6; echo scan >$dbg/kmemleak; echo scan >$dbg/kmemleak
+		leaks=$(grep -c '^unreferenced object' $dbg/kmemleak)
+		[ "$leaks" = 0 ] || cat $dbg/kmemleak >&2
+		echo clear >$dbg/kmemleak
+	fi
+	splats=$(dmesg | grep -cE "$splat")
+	[ "$splats" = 0 ] || dmesg | grep -m1 -A20 -E "$splat" >&2
+	dmesg -C
+	[ "$splats" = 0 ] && [ "$leaks" = 0 ] || ok=false
+	[ "$lost" = 0 ] || ok=false
+	printf '{"case":"%s","pushed":%s,"faults":%s,"drops":%s,"lost":%s,"splats":%s,"leaks":%s,"ok":%s,"note":"%s"}\n' \
+		"$name" "$pushed" "$faults" "$drops" "$lost" "$splats" "$leaks" "$ok" "$note" | tee -a "$out"
+}
+
+# vhost_case NAME CHURN-CMD VHOST-ARGS...: vhost-net TX into tap0 while the
+# churn command runs; the driver itself checks sent = received + dropped.
+vhost_case() {
+	local name=$1 cmd=$2 rc; shift 2
+	tap vnet_hdr
+	./vhost --mode tx --tap tap0 --packets "$n" --timeout 120 "$@" >/tmp/v.json 2>/tmp/v.err &
+	target=$!
+	churn "$cmd"
+	wait $target; rc=$?
+	kill $churn 2>/dev/null; wait $churn 2>/dev/null
+	record "$name" "$(j .packets /tmp/v.json)" 0 \
+		"$(j '.tap_rx_dropped' /tmp/v.json)" \
+		"$(j '.packets - .received - .tap_rx_dropped - .udp_in_errors | if . < 0 then 0 else . end' /tmp/v.json)" \
+		"$([ $rc = 0 ] && echo true || echo false)" "$(tr -d '"\n' </tmp/v.err)"
+}
+
+# xmit_case NAME CHURN-CMD READER-ARGS -- GEN: a generator transmits through
+# tap0 (tun_net_xmit) to readers while the churn command runs; every packet
+# sent is read or counted in tx_dropped.
+xmit_case() {
+	local name=$1 cmd=$2 rargs=() readers=1 rc=0 read=0 sent p; shift 2
+	while [ "$1" != -- ]; do rargs+=("$1"); shift; done; shift
+	[[ " ${rargs[*]} " = *" --multi-queue "* ]] && readers=2
+	tap ${mq:-}
+	ip addr add 10.0.2.1/24 dev tap0
+	ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
+	local pids=()
+	for r in $(seq $readers); do
+		./reader --tap tap0 --packets $((n * 2)) --timeout 3 "${rargs[@]}" \
+			--start-timeout 10 --ready /tmp/ready.$r >/tmp/r$r.json 2>/tmp/r$r.err &
+		pids+=($!)
+	done
+	for r in $(seq $readers); do
+		for _ in $(seq 100); do [ -e /tmp/ready.$r ] && break; sleep 0.1; done
+	done
+	target=${pids[0]}
+	local d0; d0=$(stat tx_dropped)
+	churn "$cmd"
+	"$@" >/tmp/g.json 2>/tmp/g.err
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	kill $churn 2>/dev/null; wait $churn 2>/dev/null
+	rm -f /tmp/ready.*
+	sent=$(j .packets /tmp/g.json)
+	for r in $(seq $readers); do read=$((read + $(j .packets /tmp/r$r.json))); done
+	local dropped=$(($(stat tx_dropped) - d0))
+	local lost=$((sent - read - dropped))
+	[ $lost -ge 0 ] || lost=0
+	record "$name" "$sent" 0 "$dropped" "$lost" \
+		"$([ $rc = 0 ] && echo true || echo false)" "$(cat /tmp/r*.err /tmp/g.err | tr -d '"\n')"
+}
+
+gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n"; }
+
+# fault_on KIND: allocations of tasks marked make-it-fail fail at random:
+# failslab for skb heads only (the cache filter), fail_page_alloc for kernel
+# pages (user pages, highmem, are spared so that the process keeps running).
+fault_on() {
+	local d=$dbg/$1
+	echo 1000000 >$d/times
+	for a in "probability 5" "interval 1" "verbose 0" "task-filter Y" \
+		"ignore-gfp-wait N"; do echo "${a#* }" >"$d/${a% *}"; done
+	case $1 in
+	failslab)
+		echo Y >$d/cache-filter
+		for c in /sys/kernel/slab/skbuff_*head*/failslab; do echo 1 >"$c"; done ;;
+	fail_page_alloc)
+		echo Y >$d/ignore-gfp-highmem; echo 0 >$d/min-order ;;
+	esac
+}
+# faults_off: stop injecting; prints how many allocations were failed
+faults_off() {
+	local d f=0
+	for d in failslab fail_page_alloc; do
+		[ "$(cat $dbg/$d/times)" -gt 1 ] && f=$((f + 1000000 - $(cat $dbg/$d/times)))
+		echo 1 >$dbg/$d/times; echo 0 >$dbg/$d/probability
+	done
+	echo $f
+}
+
+run_case() {
+	case $1 in
+	rx-frames-churn)	# ethtool -C rx-frames changed under MSG_MORE load
+		vhost_case "$1" 'for f in 0 4 64 1 32; do ethtool -C tap0 rx-frames $f; done' \
+			--sndbuf limited --burst 64 ;;
+	xdp-toggle-xdp_batch | xdp-toggle-msg_more)	# XDP attached and detached
+		local sb=unlimited; [ "$1" = xdp-toggle-msg_more ] && sb=limited
+		vhost_case "$1" 'sleep 1' --sndbuf $sb --burst 64 --xdp drop --xdp-toggle 3 ;;
+
+	txqlen-churn | txqlen-churn-backpressure)	# ring resize via tx_queue_len
+		local bp=(); [ "$1" = txqlen-churn-backpressure ] && bp=(--backpressure)
+		xmit_case "$1" 'for l in 1 16 500 4 1000; do ip link set tap0 txqueuelen $l; done' \
+			"${bp[@]}" -- gso32 ;;
+	requeue)	# TUNSETQUEUE detach and attach under load, two queues
+		mq=multi_queue xmit_case "$1" 'sleep 1' --multi-queue --requeue 20 -- pktgen "$n" ;;
+	reader-stall)	# the reader stops (ring full) and resumes
+		xmit_case "$1" 'kill -STOP $target; sleep 0.5; kill -CONT $target; sleep 0.5' -- gso32 ;;
+	close-mid-burst)	# fds closed under load: drivers killed mid-burst
+		local i rc=true
+		tap vnet_hdr
+		for i in 1 2 3 4 5; do
+			./vhost --mode tx --tap tap0 --sndbuf $([ $((i % 2)) = 0 ] && echo limited || echo unlimited) \
+				--burst 64 --packets $((n * 100)) --timeout 300 >/dev/null 2>&1 &
+			local v=$!
+			sleep 0.$((i * 3))
+			kill -9 $v; wait $v 2>/dev/null
+		done
+		record "$1" 0 0 0 0 $rc "5 vhost-net drivers killed mid-run" ;;
+	delete-under-load)	# the device deleted while vhost-net, a reader and a sender use it
+		tap vnet_hdr
+		ip addr add 10.0.2.1/24 dev tap0
+		ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
+		./vhost --mode tx --tap tap0 --packets $((n * 100)) --timeout 300 >/dev/null 2>&1 &
+		local pids=($!)
+		./reader --tap tap0 --packets $((n * 100)) --timeout 3 >/dev/null 2>&1 &
+		pids+=($!)
+		./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets $((n * 100)) \
+			--timeout 300 >/dev/null 2>&1 &
+		pids+=($!)
+		sleep 1
+		ip link del tap0
+		# a blocked reader must return; then every user must exit
+		local t=0 p ok=true note="reader returned, all tap users exited after the delete"
+		while kill -0 "${pids[1]}" 2>/dev/null && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+		kill -0 "${pids[1]}" 2>/dev/null && ok=false note="reader still blocked 10 s after the delete"
+		kill -9 "${pids[@]}" 2>/dev/null
+		t=0
+		while kill -0 "${pids[@]}" 2>/dev/null && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+		for p in "${pids[@]}"; do
+			kill -0 "$p" 2>/dev/null && ok=false note="pid $p did not exit after SIGKILL"
+		done
+		wait "${pids[@]}" 2>/dev/null
+		record "$1" 0 0 0 0 $ok "$note" ;;
+	malformed-write)	# the corpus through write()
+		tap vnet_hdr
+		./writer --tap tap0 --malformed 1 --packets "$frames" >/tmp/w.json 2>/tmp/w.err
+		local rc=$?
+		record "$1" "$(j .frames /tmp/w.json)" 0 "$(j .rejected /tmp/w.json)" 0 \
+			"$([ $rc = 0 ] && echo true || echo false)" "$(j '"accepted \(.accepted)"' /tmp/w.json)$(tr -d '"\n' </tmp/w.err)" ;;
+	malformed-vhost-xdp_batch | malformed-vhost-msg_more)	# the corpus through vhost-net
+		local sb=unlimited; [ "$1" = malformed-vhost-msg_more ] && sb=limited
+		tap vnet_hdr
+		./vhost --mode tx --tap tap0 --sndbuf $sb --burst 64 --malformed 2 --packets "$frames" \
+			--timeout 600 >/tmp/v.json 2>/tmp/v.err
+		local rc=$?
+		record "$1" "$(j .packets /tmp/v.json)" 0 "$(j .tap_rx_dropped /tmp/v.json)" 0 \
+			"$([ $rc = 0 ] && echo true || echo false)" "$(tr -d '"\n' </tmp/v.err)" ;;
+	failslab-write)	# skb allocations of the writer fail at random
+		tap
+		fault_on failslab
+		bash -c "echo 1 >/proc/self/make-it-fail && exec ./writer --tap tap0 --packets $n --timeout 120" \
+			>/tmp/w.json 2>/tmp/w.err
+		local rc=$? f; f=$(faults_off)
+		record "$1" "$(j '.packets + .write_errors' /tmp/w.json)" "$f" \
+			"$(j '.write_errors + .tap_rx_dropped' /tmp/w.json)" 0 \
+			"$([ $rc = 0 ] && [ "$f" -gt 0 ] && echo true || echo false)" "$(tr -d '"\n' </tmp/w.err)" ;;
+	failslab-vhost-xdp_batch | failslab-vhost-msg_more)	# in the vhost worker
+		local sb=unlimited; [ "$1" = failslab-vhost-msg_more ] && sb=limited
+		tap vnet_hdr
+		fault_on failslab; fault_on fail_page_alloc
+		./vhost --mode tx --tap tap0 --sndbuf $sb --burst 64 --packets "$n" --timeout 120 \
+			>/tmp/v.json 2>/tmp/v.err &
+		local v=$! w=
+		for _ in $(seq 100); do
+			w=$(grep -l "^vhost-$v" /proc/$v/task/*/comm 2>/dev/null | head -1)
+			[ -n "$w" ] && break; sleep 0.1
+		done
+		[ -n "$w" ] && echo 1 >"$(dirname "$w")/make-it-fail"
+		wait $v; local rc=$? f; f=$(faults_off)
+		record "$1" "$(j .packets /tmp/v.json)" "$f" "$(j .tap_rx_dropped /tmp/v.json)" \
+			"$(j '.packets - .received - .tap_rx_dropped - .udp_in_errors | if . < 0 then 0 else . end' /tmp/v.json)" \
+			"$([ $rc = 0 ] && [ "$f" -gt 0 ] && echo true || echo false)" "$(tr -d '"\n' </tmp/v.err)" ;;
+	*)	echo "robust: unknown case $1" >&2; return 1 ;;
+	esac
+}
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
+	txqlen-churn txqlen-churn-backpressure requeue reader-stall close-mid-burst
+	delete-under-load malformed-write malformed-vhost-xdp_batch malformed-vhost-msg_more
+	failslab-write failslab-vhost-xdp_batch failslab-vhost-msg_more)
+for c in "${cases[@]}"; do
+	echo "robust: $c" >&2
+	run_case "$c"
+done
