@@ -3,11 +3,13 @@
 # tree, run them in one guest per kernel, and print one line per test case:
 #   ok|not ok|skip <kernel>/<program>/<case> [# reason]
 # Exit status 1 if any case failed or a guest crashed, hung or splatted.
+# SELFTEST_ONLY="net/tun_vhost ...": run only these of the list.
 . "$(dirname "$0")/../scripts/lib.sh"
 
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(series)
-mapfile -t tests < <(grep -v '^\s*#' "$TOP/selftests/list" | grep .)
+mapfile -t tests < <(grep -v '^\s*#' "$TOP/selftests/list" | grep . |
+	{ if [ -n "${SELFTEST_ONLY:-}" ]; then grep -xF -f <(tr ' ' '\n' <<<"$SELFTEST_ONLY"); else cat; fi; })
 st=$BUILD/selftests
 hdr=$(kout series)/usr/include
 make -C "$TREE" O="$(kout series)" headers >/dev/null 2>&1 || die "make headers failed"
