@@ -4,7 +4,8 @@
 # V the version of the current patches/ is kept.  The changelog file gives
 # the "Changes in vN" of the cover letter and, for entries that name a
 # patch's subject, the notes below that patch's "---".
-# EXPORT_DIR=<dir> writes the patches and series there instead.
+# EXPORT_DIR=<dir> writes the patches and series there instead, and
+# CHANGELOG=<file> reads another changelog (scripts/test-workbench.sh).
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$TREE/.git" ] || die "no build tree: run 'make base' first"
@@ -24,7 +25,7 @@ reroll=()
 changes() { # changes: the entries of versions 2..v, newest first
 	awk -v v="$v" '/^#/ { next } /^v[0-9]+:$/ { cur = substr($0, 2) + 0; next }
 		/^- / && cur >= 2 && cur <= v { print cur "\t" substr($0, 3) }' \
-		"$TOP/changelog" | sort -s -t"$(printf '\t')" -k1,1nr
+		"${CHANGELOG:-$TOP/changelog}" | sort -s -t"$(printf '\t')" -k1,1nr
 }
 log=$(changes) || die "changelog unreadable"
 

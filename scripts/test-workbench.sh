@@ -51,6 +51,19 @@ expect bad-patch '0001-bad.patch does not apply.*drivers/net/tun.c' \
 [ "$(tgit rev-parse series)" = "$before" ] && echo "ok workbench/bad-patch-keeps-branch" ||
 	echo "not ok workbench/bad-patch-keeps-branch # series moved"
 
+# A v2 export: versioned subjects, the cover letter's changelog, and the
+# patch's own note below its "---".
+subj=$(tgit log -1 --format=%s "$(tgit rev-list --reverse base..series | head -1)")
+printf 'v2:\n- %s: a change to this patch\n- a change to the series\n' "$subj" >"$tmp/changelog"
+if CHANGELOG=$tmp/changelog EXPORT_DIR=$tmp/v2 V=2 "$TOP/scripts/export.sh" 2>/dev/null &&
+	grep -q '^Subject: \[PATCH net-next v2 1/' "$tmp"/v2/v2-0001-*.patch &&
+	grep -q '^- a change to the series$' "$tmp"/v2/v2-0000-cover-letter.patch &&
+	sed -n '/^---$/,/^diff /p' "$tmp"/v2/v2-0001-*.patch | grep -q 'v2: a change to this patch$'; then
+	echo "ok workbench/export-v2"
+else
+	echo "not ok workbench/export-v2 # no v2 subjects, cover changelog or patch note in $tmp/v2"
+fi
+
 expect hung-guest 'hung: killed after 15s' \
 	"$TOP/scripts/guest.sh" -k base -m tcg -t 15 -o "$tmp/g1" -- sleep 600
 expect guest-splat 'kernel splat in console' \

@@ -37,8 +37,8 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	SELFTEST_ONLY="net/tun_vhost net/tun_wakeup" run selftest-debug "$TOP/selftests/run.sh" debug
 	run bench "$TOP/scripts/bench.sh" --smoke all
 	# A short robustness matrix: stress and malformed input on the release
-	# kernel, fault injection on the debug one (make robustness: all of it
-	# on both debug kernels).
+	# kernel (make robustness: all of it, fault injection too, on both
+	# debug kernels).
 	ROBUST_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
 		txqlen-churn txqlen-churn-backpressure requeue reader-stall
 		close-mid-burst delete-under-load malformed-write
