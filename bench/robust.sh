@@ -112,7 +112,7 @@ gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n
 fault_on() {
 	local d=$dbg/$1
 	echo 1000000 >$d/times
-	for a in "probability 5" "interval 1" "verbose 0" "task-filter Y" \
+	for a in "probability 10" "interval 1" "verbose 0" "task-filter Y" \
 		"ignore-gfp-wait N"; do echo "${a#* }" >"$d/${a% *}"; done
 	case $1 in
 	failslab)
