@@ -351,9 +351,16 @@ static const char *const malformed_name[] = {
 	[MF_RANDOM] = "random", [MF_VALID] = "valid",
 };
 
-const char *malformed_kind(unsigned int kind)
+/* One JSON field per corpus kind: "<kind>_<suffix>": count[kind]. */
+void json_kinds(const char *suffix, const uint64_t count[MF_KINDS])
 {
-	return malformed_name[kind];
+	char key[64];
+	unsigned int kind;
+
+	for (kind = 0; kind < MF_KINDS; kind++) {
+		snprintf(key, sizeof(key), "%s_%s", malformed_name[kind], suffix);
+		json_u64(key, count[kind]);
+	}
 }
 
 /*

@@ -88,10 +88,10 @@ enum {
 #define MALFORMED_MAX	(65536 + 16)
 
 uint64_t rng_next(uint64_t *state);
-const char *malformed_kind(unsigned int kind);
 size_t malformed_frame(uint8_t *buf, size_t max, size_t hdr_len,
 		       const struct udp_frame *f, uint64_t *rng,
 		       unsigned int *kind);
+void json_kinds(const char *suffix, const uint64_t count[MF_KINDS]);
 
 struct counters {
 	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;

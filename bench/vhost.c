@@ -398,13 +398,7 @@ static int run_tx(void)
 	if (o.seed) {
 		json_u64("seed", o.seed);
 		json_u64("kept_from_vhost", mf.kept_out);
-		for (i = 0; i < MF_KINDS; i++) {
-			char key[64];
-
-			snprintf(key, sizeof(key), "%s_posted",
-				 malformed_kind(i));
-			json_u64(key, mf.posted[i]);
-		}
+		json_kinds("posted", mf.posted);
 	}
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);

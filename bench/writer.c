@@ -23,10 +23,10 @@
 
 static struct {
 	const char *tap;
-	bool no_addr, napi, dmac_set, malformed;
+	bool no_addr, napi, dmac_set;
 	unsigned int size, flows, batch, port, timeout;
 	unsigned long packets;
-	uint64_t seed;
+	uint64_t seed;			/* --malformed: the corpus's seed */
 	in_addr_t addr, dip, sip;
 	uint8_t dmac[6];
 	int cpu;
@@ -63,7 +63,6 @@ static int write_malformed(const struct udp_frame *f)
 	struct counters c0, c1;
 	unsigned int kind;
 	unsigned long i;
-	char key[64];
 	size_t len;
 
 	if (!buf)
@@ -92,12 +91,8 @@ static int write_malformed(const struct udp_frame *f)
 	json_u64("accepted", accepted);
 	json_u64("rejected", o.packets - accepted);
 	json_u64("unexpected_errno", other_errno);
-	for (kind = 0; kind < MF_KINDS; kind++) {
-		snprintf(key, sizeof(key), "%s_rejected", malformed_kind(kind));
-		json_u64(key, rejected[kind]);
-		snprintf(key, sizeof(key), "%s_written", malformed_kind(kind));
-		json_u64(key, wrote[kind]);
-	}
+	json_kinds("written", wrote);
+	json_kinds("rejected", rejected);
 	json_counters(&c0, &c1);
 	json_end();
 	free(buf);
@@ -195,7 +190,6 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			o.seed = opt_num("malformed", optarg, 1, ULONG_MAX);
-			o.malformed = true;
 			break;
 		default:
 			usage();
@@ -208,7 +202,7 @@ int main(int argc, char **argv)
 	pin_cpu(o.cpu);
 
 	tap = tap_open(o.tap, (o.napi ? IFF_NAPI : 0) |
-			      (o.malformed ? IFF_VNET_HDR : 0));
+			      (o.seed ? IFF_VNET_HDR : 0));
 	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
 	if (!o.no_addr)
 		if_set_ipv4(o.tap, o.addr, 24);
@@ -220,7 +214,7 @@ int main(int argc, char **argv)
 	f.dip = o.dip;
 	f.sport = o.port;
 	f.dport = o.port;
-	if (o.malformed)
+	if (o.seed)
 		return write_malformed(&f);
 	nframes = o.flows ? o.flows : 1;
 	frames = malloc((size_t)nframes * o.size);

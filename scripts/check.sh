@@ -38,10 +38,10 @@ verdict export "$(EXPORT_DIR=$tmp/export "$TOP/scripts/export.sh" 2>&1 >/dev/nul
 	diff -q "$tmp/export/series" "$TOP/series")"
 
 # The send dry run: one mail per patch plus the cover letter, each to every
-# to: and cc: recipient of MAINTAINERS-notes.  Then the mbox it wrote must
+# to: and cc: recipient of MAINTAINERS-notes (send.sh lists them).  Then the mbox it wrote must
 # git am onto base into exactly the series branch: same messages, same trees.
 if sent=$("$TOP/scripts/send.sh" 2>&1); then
-	want=$(sed -n 's/^\(to\|cc\): //p' "$TOP/MAINTAINERS-notes" | sed -E 's/.*<(.*)>.*/\1/' | sort)
+	want=$(cat "$BUILD/send/recipients")
 	verdict send-dry-run "$(awk '/^Dry-OK/ { n++ } /^RCPT TO:/ { print n, $0 }' "$BUILD/send/dry-run.log" |
 		sed -E 's/RCPT TO:<(.*)>/\1/' | sort -u | awk '{ r[$1] = r[$1] " " $2 } END { for (m in r) print r[m] }' |
 		while read -r got; do

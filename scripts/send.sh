@@ -1,7 +1,8 @@
 #!/bin/bash
 # send.sh: mail the exported series (cover letter and patches) to the
 # recipients in MAINTAINERS-notes.  By default a dry run: git send-email
-# --dry-run, its log in build/send/dry-run.log, and every mail in
+# --dry-run, its log in build/send/dry-run.log, the addresses every mail
+# must reach in build/send/recipients, and every mail in
 # build/send/series.mbox for the round trip in scripts/check.sh.
 # SEND=1 sends for real through the user's sendemail.* configuration.
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,7 @@ chosen=$(sed -n 's/^\(to\|cc\|skip\): //p' "$notes" | addr)
 missing=$(echo "$now" | addr | grep -vxF -f <(echo "$chosen") || true)
 [ -z "$missing" ] || die "get_maintainer.pl names $(echo $missing), which MAINTAINERS-notes neither sends to nor skips"
 
+printf '%s\n' "${to[@]}" "${cc[@]}" | addr | sort >"$out/recipients"
 cat "$cover" "${patches[@]}" >"$out/series.mbox"
 dry=(--dry-run)
 [ "${SEND:-}" = 1 ] && dry=()
