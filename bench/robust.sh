@@ -20,7 +20,7 @@ dmesg -C
 tap() { ip tuntap add dev tap0 mode tap "$@" && ip link set tap0 up; }
 # j FILTER FILE: a figure of a program's JSON (0 when it printed none)
 j() { local v; v=$(jq -r "$1" "$2" 2>/dev/null); echo "${v:-0}"; }
-stat() { cat /sys/class/net/tap0/statistics/"$1"; }
+tap_stat() { cat /sys/class/net/tap0/statistics/"$1"; }
 
 # churn CMD: eval CMD over and over while the process $target runs, in the
 # background; its pid in $churn
@@ -89,7 +89,7 @@ xmit_case() {
 		for _ in $(seq 100); do [ -e /tmp/ready.$r ] && break; sleep 0.1; done
 	done
 	target=${pids[0]}
-	local d0; d0=$(stat tx_dropped)
+	local d0; d0=$(tap_stat tx_dropped)
 	churn "$cmd"
 	"$@" >/tmp/g.json 2>/tmp/g.err
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
@@ -97,7 +97,7 @@ xmit_case() {
 	rm -f /tmp/ready.*
 	sent=$(j .packets /tmp/g.json)
 	for r in $(seq $readers); do read=$((read + $(j .packets /tmp/r$r.json))); done
-	local dropped=$(($(stat tx_dropped) - d0))
+	local dropped=$(($(tap_stat tx_dropped) - d0))
 	local lost=$((sent - read - dropped))
 	[ $lost -ge 0 ] || lost=0
 	record "$name" "$sent" 0 "$dropped" "$lost" \
