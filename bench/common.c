@@ -2,6 +2,7 @@
 /* Helpers shared by the tun/tap benchmark programs (see common.h). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <linux/virtio_net.h>
 #include <unistd.h>
@@ -262,6 +265,89 @@ void touch(const char *path)
 	if (fd < 0)
 		die(path);
 	close(fd);
+}
+
+/*
+ * Sleep until the next whole second of CLOCK_MONOTONIC, exactly (no timer
+ * slack).  Under icount a generator calls this before its first packet:
+ * how often the tasks sharing the one vCPU preempt each other depends on
+ * the phase of the timer tick, which the time a boot spends on 9p I/O
+ * would otherwise shift from boot to boot.
+ */
+void align_start(void)
+{
+	struct timespec ts;
+
+	if (prctl(PR_SET_TIMERSLACK, 1))
+		die("PR_SET_TIMERSLACK");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec++;
+	ts.tv_nsec = 0;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+/*
+ * Fault injection: set (on) or clear make-it-fail on the thread of this
+ * process named comm (the vhost worker), or on the calling thread when comm
+ * is NULL, so that failslab and fail_page_alloc, with their task filter on,
+ * fail its allocations and nobody else's.
+ */
+void make_it_fail(const char *comm, bool on)
+{
+	char path[64], name[32] = "";
+	struct dirent *e;
+	long tid = 0;
+	FILE *f;
+	DIR *d;
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		die("/proc/self/task");
+	while (comm && !tid && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/comm",
+			 strtol(e->d_name, NULL, 10));
+		f = fopen(path, "r");
+		if (f && fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			tid = strtol(e->d_name, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	if (comm && !tid)
+		fail("no thread %s to make fail", comm);
+	if (comm)
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/make-it-fail",
+			 tid);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/make-it-fail");
+	f = fopen(path, "w");
+	if (!f || fputs(on ? "1" : "0", f) < 0 || fclose(f))
+		die(path);
+}
+
+/*
+ * A generator started before its consumer (--after the consumer's --ready
+ * file): wait up to 30 s for that file, then align_start().  The consumer
+ * so goes to sleep for the first packet while nothing else runs, and how
+ * it is placed when that packet wakes it does not depend on what else
+ * happened to be running then.
+ */
+void start_after(const char *path)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct stat st;
+	int i;
+
+	for (i = 0; path && stat(path, &st); i++) {
+		if (i == 3000)
+			fail("%s did not appear in 30 s", path);
+		nanosleep(&tick, NULL);
+	}
+	align_start();
 }
 
 volatile sig_atomic_t stop_requested;

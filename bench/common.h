@@ -47,6 +47,9 @@ int ms_until(uint64_t deadline);
 long vol_csw(int who);
 uint64_t idle_ticks(void);
 void touch(const char *path);
+void align_start(void);
+void start_after(const char *path);
+void make_it_fail(const char *comm, bool on);
 
 /*
  * When a receiver (reader, vhost --mode rx) gives up.  Before the first

@@ -24,7 +24,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 "usage: gso --dst IP [--port P] [--segs S (1..128)] [--seg-size L]\n"
-"           [--packets N] [--timeout S (total, default 20)] [--cpu N]\n");
+"           [--packets N] [--timeout S (total, default 20)] [--cpu N]\n"
+"           [--after FILE (start once FILE exists)]\n");
 	exit(1);
 }
 
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 		{ "dst", 1, NULL, 'd' }, { "port", 1, NULL, 'p' },
 		{ "segs", 1, NULL, 'S' }, { "seg-size", 1, NULL, 'L' },
 		{ "packets", 1, NULL, 'n' }, { "timeout", 1, NULL, 'T' },
-		{ "cpu", 1, NULL, 'c' },
+		{ "cpu", 1, NULL, 'c' }, { "after", 1, NULL, 'R' },
 		{ 0 }
 	};
 	struct sockaddr_in dst = { .sin_family = AF_INET,
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
 	unsigned int port = 9000, segs = 64, seg_size = 1400, timeout = 20;
 	uint64_t sent = 0, sends = 0, errors = 0, t0, t1, deadline, n;
 	unsigned long packets = 10000;
+	const char *after = NULL;
 	int c, fd, cpu = -1;
 	char *buf;
 	long csw;
@@ -70,6 +72,9 @@ int main(int argc, char **argv)
 		case 'c':
 			cpu = opt_num("cpu", optarg, 0, INT_MAX);
 			break;
+		case 'R':
+			after = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -92,6 +97,7 @@ int main(int argc, char **argv)
 	if (!buf)
 		die("calloc");
 
+	start_after(after);
 	csw = vol_csw(RUSAGE_THREAD);
 	t0 = now_ns();
 	deadline = t0 + timeout * NSEC_PER_SEC;

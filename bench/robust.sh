@@ -9,7 +9,6 @@
 # lost: packets neither received nor counted as dropped by the tap.
 set -uo pipefail
 cd "$(dirname "$0")"
-. ./lib.sh
 n=$1 frames=$2; shift 2
 out=$GUEST_OUT/robustness.jsonl
 dbg=/sys/kernel/debug
@@ -106,20 +105,18 @@ xmit_case() {
 
 gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n"; }
 
-# fault_on KIND: allocations of tasks marked make-it-fail fail at random:
-# failslab for skb heads only (the cache filter), fail_page_alloc for kernel
-# pages (user pages, highmem, are spared so that the process keeps running).
+# fault_on KIND: allocations of tasks marked make-it-fail (the programs'
+# --fail: the writer while it sends, the vhost worker) fail at random:
+# failslab for every slab cache, fail_page_alloc for kernel pages (user
+# pages, highmem, are spared so that the process keeps running).
 fault_on() {
 	local d=$dbg/$1
 	echo 1000000 >$d/times
 	for a in "probability 10" "interval 1" "verbose 0" "task-filter Y" \
 		"ignore-gfp-wait N"; do echo "${a#* }" >"$d/${a% *}"; done
 	case $1 in
-	failslab)
-		echo Y >$d/cache-filter
-		for c in /sys/kernel/slab/skbuff_*head*/failslab; do echo 1 >"$c"; done ;;
-	fail_page_alloc)
-		echo Y >$d/ignore-gfp-highmem; echo 0 >$d/min-order ;;
+	failslab) echo N >$d/cache-filter ;;
+	fail_page_alloc) echo Y >$d/ignore-gfp-highmem; echo 0 >$d/min-order ;;
 	esac
 }
 # faults_off: stop injecting; prints how many allocations were failed
@@ -151,7 +148,8 @@ run_case() {
 	requeue)	# TUNSETQUEUE detach and attach under load, two queues
 		# A detached queue's ring is purged uncounted (__tun_detach(), base
 		# too): lost packets are reported, not failed on.
-		mq=multi_queue lost_ok="lost: purged from detached rings, uncounted (as on base)" xmit_case "$1" 'sleep 1' --multi-queue --requeue 20 -- pktgen "$n" ;;
+		mq=multi_queue lost_ok="lost: purged from detached rings, uncounted (as on base)" xmit_case "$1" 'sleep 1' --multi-queue --requeue 20 -- \
+			./pktgen --dev tap0 --dst 10.0.2.2 --dst-mac 02:00:00:00:00:02 --packets "$n" ;;
 	reader-stall)	# the reader stops (ring full) and resumes
 		xmit_case "$1" 'kill -STOP $target; sleep 0.5; kill -CONT $target; sleep 0.5' -- gso32 ;;
 	close-mid-burst)	# fds closed under load: drivers killed mid-burst
@@ -208,8 +206,7 @@ run_case() {
 	failslab-write)	# skb allocations of the writer fail at random
 		tap
 		fault_on failslab
-		bash -c "echo 1 >/proc/self/make-it-fail && exec ./writer --tap tap0 --packets $n --timeout 120" \
-			>/tmp/w.json 2>/tmp/w.err
+		./writer --tap tap0 --packets "$n" --timeout 120 --fail >/tmp/w.json 2>/tmp/w.err
 		local rc=$? f; f=$(faults_off)
 		record "$1" "$(j '.packets + .write_errors' /tmp/w.json)" "$f" \
 			"$(j '.tap_rx_dropped + .udp_in_errors' /tmp/w.json)" 0 \
@@ -219,14 +216,8 @@ run_case() {
 		tap vnet_hdr
 		fault_on failslab; fault_on fail_page_alloc
 		./vhost --mode tx --tap tap0 --sndbuf $sb --burst 64 --packets "$n" --timeout 120 \
-			>/tmp/v.json 2>/tmp/v.err &
-		local v=$! w=
-		for _ in $(seq 100); do
-			w=$(grep -l "^vhost-$v" /proc/$v/task/*/comm 2>/dev/null | head -1)
-			[ -n "$w" ] && break; sleep 0.1
-		done
-		[ -n "$w" ] && echo 1 >"$(dirname "$w")/make-it-fail"
-		wait $v; local rc=$? f; f=$(faults_off)
+			--fail >/tmp/v.json 2>/tmp/v.err
+		local rc=$? f; f=$(faults_off)
 		record "$1" "$(j .packets /tmp/v.json)" "$f" "$(j .tap_rx_dropped /tmp/v.json)" \
 			"$(j '.packets - .received - .tap_rx_dropped - .udp_in_errors | if . < 0 then 0 else . end' /tmp/v.json)" \
 			"$([ $rc = 0 ] && [ "$f" -gt 0 ] && echo true || echo false)" "$(tr -d '"\n' </tmp/v.err)" ;;

@@ -5,7 +5,6 @@
 # A program that fails (or whose counters do not add up) fails the run.
 set -euo pipefail
 cd "$(dirname "$0")"
-. ./lib.sh
 scenario=$1 n=$2
 out=$GUEST_OUT/results.jsonl
 tr=/sys/kernel/tracing
@@ -41,7 +40,7 @@ untap() { ip link del "$1" 2>/dev/null || true; }
 
 # consume_with CASE PARAMS CONSUMER... -- GENERATOR...: a tap consumer
 # (./reader or ./vhost --mode rx) waiting while a generator sends through
-# the tap.
+# the tap; the generator starts first and waits for the consumer (--after).
 consume_with() {
 	local name=$1 params=$2 cons=() ready=/tmp/ready.$$
 	shift 2
@@ -49,8 +48,7 @@ consume_with() {
 	rm -f $ready
 	"${cons[@]}" --start-timeout 30 --ready $ready >/tmp/consumer.json &
 	local pid=$!
-	for _ in $(seq 100); do [ -e $ready ] && break; sleep 0.1; done
-	"$@" >/tmp/gen.json
+	"$@" --after $ready >/tmp/gen.json
 	wait $pid || { echo "bench: consumer failed in $name" >&2; exit 1; }
 	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat /tmp/consumer.json),\"generator\":$(cat /tmp/gen.json)}" >>"$out"
 	echo "$scenario $name: $(cat /tmp/consumer.json)"
@@ -103,7 +101,8 @@ s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
 	# gen_for GEN: the generator command line g, and its name and params
 	gen_for() {
 		if [ "$1" = pktgen ]; then
-			g=(pktgen "$n") gname=pktgen gparams='"gen":"pktgen"'
+			g=(./pktgen --dev tap0 --dst 10.0.2.2 --dst-mac 02:00:00:00:00:02 --packets "$n")
+			gname=pktgen gparams='"gen":"pktgen"'
 		else
 			local segs=${1#gso }
 			g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22 --packets "$n")

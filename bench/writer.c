@@ -22,8 +22,8 @@
 #include "common.h"
 
 static struct {
-	const char *tap;
-	bool no_addr, napi, dmac_set;
+	const char *tap, *after;
+	bool no_addr, napi, dmac_set, fail;
 	unsigned int size, flows, batch, port, timeout;
 	unsigned long packets;
 	uint64_t seed;			/* --malformed: the corpus's seed */
@@ -115,7 +115,9 @@ static void usage(void)
 "              [--flows F (0: no sinks)] [--packets N] [--batch K]\n"
 "              [--port P] [--src-ip IP] [--dst-ip IP] [--dst-mac MAC]\n"
 "              [--timeout S (total, default 20)] [--cpu N]\n"
-"              [--malformed SEED (the malformed-input corpus)]\n");
+"              [--malformed SEED (the malformed-input corpus)]\n"
+"              [--fail (fault injection: make-it-fail while sending)]\n"
+"              [--after FILE (start once FILE exists)]\n");
 	exit(1);
 }
 
@@ -129,7 +131,8 @@ int main(int argc, char **argv)
 		{ "port", 1, NULL, 'p' }, { "src-ip", 1, NULL, 'i' },
 		{ "dst-ip", 1, NULL, 'd' }, { "dst-mac", 1, NULL, 'D' },
 		{ "timeout", 1, NULL, 'T' }, { "cpu", 1, NULL, 'c' },
-		{ "malformed", 1, NULL, 'm' }, { 0 }
+		{ "malformed", 1, NULL, 'm' }, { "fail", 0, NULL, 'F' },
+		{ "after", 1, NULL, 'R' }, { 0 }
 	};
 	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 } };
 	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline;
@@ -191,6 +194,12 @@ int main(int argc, char **argv)
 		case 'm':
 			o.seed = opt_num("malformed", optarg, 1, ULONG_MAX);
 			break;
+		case 'F':
+			o.fail = true;
+			break;
+		case 'R':
+			o.after = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -227,6 +236,7 @@ int main(int argc, char **argv)
 	if (o.flows)
 		sinks_open(&s, o.dip, o.port, o.flows);
 
+	start_after(o.after);
 	/* Warm up the whole path once, uncounted. */
 	counters_read(o.tap, &c0);
 	write_batch(o.batch, &seq);
@@ -236,6 +246,8 @@ int main(int argc, char **argv)
 	s.packets = s.bytes = 0;
 	seq = 0;
 
+	if (o.fail)
+		make_it_fail(NULL, true);
 	csw = vol_csw(RUSAGE_THREAD);
 	t0 = now_ns();
 	deadline = t0 + o.timeout * NSEC_PER_SEC;
@@ -246,6 +258,8 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	csw = vol_csw(RUSAGE_THREAD) - csw;
+	if (o.fail)
+		make_it_fail(NULL, false);
 	sent = seq - errors;
 	/* tun counts a write it fails (no memory, say) in rx_dropped. */
 	if (s.n)

@@ -118,20 +118,25 @@ def markdown(doc, seed):
           "instructions)." if mode == "icount" else f"Unit: {unit}."]
     if mode == "icount" and any(r["base"].get("idle") or r["series"].get("idle")
                                 for r in doc["cases"]):
-        L += ["", "(idle): the CPU went idle between the first and the last packet "
-              "(the reader waited); under icount the clock skips idle time, so "
-              "that figure is not instructions alone."]
+        L += ["", "(idle): the CPU went idle while the receiver ran: after the last "
+              "packet when some were dropped (it waits for them until its timeout, "
+              "outside the figure, which ends at the last packet), or between packets; "
+              "under icount the clock skips idle time, so in the second case the figure "
+              "is not instructions alone."]
     if mode == "icount":
         worst = max(max(r["base"]["spread_pct"], r["series"]["spread_pct"]) for r in doc["cases"])
         L += ["", f"Repeatability: largest spread between the two boots of a "
               f"kernel {worst:.3f}% (limit {SPREAD_LIMIT}%)."]
         if worst > SPREAD_LIMIT:
             L += ["", f"†: the two boots of a kernel differ by more than {SPREAD_LIMIT}% "
-                  "(figure: their mean). Two tasks share the one vCPU (a generator and a "
-                  "consumer, or the vhost-net driver and its worker), "
-                  "and how often one preempts the other depends on the phase of the "
-                  "timer tick when the run starts, which 9p I/O timing shifts from boot to "
-                  "boot; read these rows as ±(spread)."]
+                  "(figure: their mean). Each generator starts once its consumer sleeps, "
+                  "on a whole second of the guest clock (pktgen just after its thread's "
+                  "100 ms poll), so the tick and the tasks' places in the scheduler repeat "
+                  "from boot to boot. In the rows still marked a generator and a consumer "
+                  "take turns on the vCPU, and how often they switch settles at a rate "
+                  "that differs between boots (s000: by up to 0.8%, over 100,000 packets "
+                  "as over 20,000): a state set at boot, whose cause is not found yet. "
+                  "Read these rows as ±(spread)."]
     return "\n".join(L) + "\n"
 
 

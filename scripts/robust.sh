@@ -6,7 +6,7 @@
 #   --short: 200 packets and 500 frames a case, nothing written (make test)
 #   default: 2,000 packets and 10,000 malformed frames a case; writes
 #            results/robustness.{jsonl,md} once both kernels have run so
-#            on the same series head (one call, or one per kernel)
+#            on the same series tree (one call, or one per kernel)
 #   --long:  500,000 packets and 100,000 frames a case (make stress)
 # ROBUST_CASES="case ...": only these (bench/robust.sh lists them).
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +30,7 @@ for k in "${kernels[@]}"; do
 		"$TOP/bench/robust.sh" $n $frames ${ROBUST_CASES:-} >"$d.log" 2>&1 ||
 		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log")"; rc=1; }
 	[ -f "$d/robustness.jsonl" ] || { echo "not ok robust/$k # no results"; rc=1; continue; }
-	echo "$size $(tgit rev-parse series)" >"$d.run"
+	echo "$size $(tgit rev-parse 'series^{tree}')" >"$d.run"
 	while read -r line; do
 		c=$(jq -r .case <<<"$line")
 		if [ "$(jq -r .ok <<<"$line")" = true ]; then
@@ -42,8 +42,9 @@ for k in "${kernels[@]}"; do
 	done <"$d/robustness.jsonl"
 done
 
-# The table needs both kernels, each from a full run on this series head.
-want="default $(tgit rev-parse series)"
+# The table needs both kernels, each from a full run on this series' code
+# (its tree: a reworded commit message does not call for a new run).
+want="default $(tgit rev-parse 'series^{tree}')"
 [ $size = default ] && [ -z "${ROBUST_CASES:-}" ] || exit $rc
 for k in base-debug debug; do
 	[ "$(cat "$BUILD/robust/$k.run" 2>/dev/null)" = "$want" ] || exit $rc
