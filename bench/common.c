@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -319,6 +320,13 @@ void make_it_fail(const char *comm, bool on)
 	closedir(d);
 	if (comm && !tid)
 		fail("no thread %s to make fail", comm);
+	/*
+	 * Fault our own pages in first: a page fault of a marked task would
+	 * read from the guest's 9p root, whose client does not survive a
+	 * failed allocation (every later exec fails with EINVAL).
+	 */
+	if (!comm && on && mlockall(MCL_CURRENT))
+		die("mlockall");
 	if (comm)
 		snprintf(path, sizeof(path), "/proc/self/task/%ld/make-it-fail",
 			 tid);

@@ -5,10 +5,11 @@
 # ok/not ok line per kernel and case.
 #   --short: 200 packets and 500 frames a case, nothing written (make test)
 #   default: 2,000 packets and 10,000 malformed frames a case; writes
-#            results/robustness.{jsonl,md} once both kernels have run so
-#            on the same series tree (one call, or one per kernel)
+#            results/robustness.{jsonl,md} once every case has run so on
+#            both kernels on the same series tree (one call, one per
+#            kernel, or cases rerun alone, whose rows replace the others)
 #   --long:  500,000 packets and 100,000 frames a case (make stress)
-# ROBUST_CASES="case ...": only these (bench/robust.sh lists them).
+# ROBUST_CASES="case ...": only these (bench/robust.sh --list).
 . "$(dirname "$0")/lib.sh"
 
 size=default n=2000 frames=10000 limit=5400
@@ -25,10 +26,14 @@ mkdir -p "$BUILD/robust"
 for k in "${kernels[@]}"; do
 	"$TOP/scripts/build.sh" "$k" >&2
 	d=$BUILD/robust/$k
+	# Some cases alone (ROBUST_CASES) keep a folder of their own: in the
+	# table their rows replace the full run's.
+	[ -n "${ROBUST_CASES:-}" ] && d=$d.part
 	say "robust: $k ($size: $n packets, $frames malformed frames a case)"
 	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$d" -- \
 		"$TOP/bench/robust.sh" $n $frames ${ROBUST_CASES:-} >"$d.log" 2>&1 ||
-		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log")"; rc=1; }
+		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log" ||
+			echo "robust.sh exited $(cat "$d/status" 2>/dev/null)")"; rc=1; }
 	[ -f "$d/robustness.jsonl" ] || { echo "not ok robust/$k # no results"; rc=1; continue; }
 	echo "$size $(tgit rev-parse 'series^{tree}')" >"$d.run"
 	while read -r line; do
@@ -42,17 +47,29 @@ for k in "${kernels[@]}"; do
 	done <"$d/robustness.jsonl"
 done
 
-# The table needs both kernels, each from a full run on this series' code
-# (its tree: a reworded commit message does not call for a new run).
+# The table needs every case on both kernels, from runs on this series'
+# code (its tree: a reworded commit message does not call for a new run);
+# a case's row is its latest: from a run of some cases, or the full run.
 want="default $(tgit rev-parse 'series^{tree}')"
-[ $size = default ] && [ -z "${ROBUST_CASES:-}" ] || exit $rc
-for k in base-debug debug; do
-	[ "$(cat "$BUILD/robust/$k.run" 2>/dev/null)" = "$want" ] || exit $rc
-done
+[ $size = default ] || exit $rc
+order=$("$TOP/bench/robust.sh" --list | jq -Rsc 'split("\n") | map(select(. != ""))')
+rows() { # rows KERNEL
+	local f
+	for f in "$BUILD/robust/$1" "$BUILD/robust/$1.part"; do
+		[ "$(cat "$f.run" 2>/dev/null)" = "$want" ] && [ -f "$f/robustness.jsonl" ] &&
+			jq -c --arg k "$1" --arg run "$(basename "$f")" '. + {kernel: $k, run: $run}' "$f/robustness.jsonl"
+	done | jq -sc --argjson order "$order" \
+		'group_by(.case) | map(last) | sort_by(.case as $c | $order | index($c)) | .[]'
+}
 res=$TOP/results
+for k in base-debug debug; do rows $k; done >"$res/robustness.jsonl.new"
 for k in base-debug debug; do
-	jq -c --arg k "$k" '. + {kernel: $k}' "$BUILD/robust/$k/robustness.jsonl"
-done >"$res/robustness.jsonl"
+	have=$(jq -r --arg k $k 'select(.kernel == $k) | .case' "$res/robustness.jsonl.new" | sort | tr '\n' ' ')
+	[ "$have" = "$(jq -r '.[]' <<<"$order" | sort | tr '\n' ' ')" ] ||
+		{ rm "$res/robustness.jsonl.new"; exit $rc; }
+done
+mv "$res/robustness.jsonl.new" "$res/robustness.jsonl"
+part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\(.kernel))"' "$res/robustness.jsonl" | paste -sd, | sed 's/,/, /g')
 {
 	echo "# Robustness: stress, fault injection and malformed input"
 	echo
@@ -61,6 +78,7 @@ done >"$res/robustness.jsonl"
 	echo "$(cat "$(kout base-debug)/include/config/kernel.release") and series at" \
 		"$(tgit log -1 --format='%h %s' series), in a 2-vCPU TCG guest;"
 	echo "$n packets a stress case, $frames frames a malformed-input case (fixed seeds)."
+	[ -z "$part" ] || echo "Rerun alone (ROBUST_CASES=...), on the same code: $part."
 	echo
 	echo "pushed: packets or frames sent; faults: allocations failed on purpose;"
 	echo "drops: counted by the tap (rx_dropped or tx_dropped) or rejected by"
