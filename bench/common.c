@@ -290,6 +290,37 @@ void align_start(void)
 }
 
 /*
+ * The id of the task named comm among the numbered entries of dir ("/proc"
+ * for processes, "/proc/self/task" for our threads), or 0.
+ */
+long find_task(const char *dir, const char *comm)
+{
+	char path[64], name[32];
+	struct dirent *e;
+	long id, found = 0;
+	FILE *f;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		die(dir);
+	while (!found && (e = readdir(d))) {
+		id = strtol(e->d_name, NULL, 10);
+		snprintf(path, sizeof(path), "%s/%ld/comm", dir, id);
+		f = id > 0 ? fopen(path, "r") : NULL;
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			found = id;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
  * Fault injection: set (on) or clear make-it-fail on the thread of this
  * process named comm (the vhost worker), or on the calling thread when comm
  * is NULL, so that failslab and fail_page_alloc, with their task filter on,
@@ -297,29 +328,15 @@ void align_start(void)
  */
 void make_it_fail(const char *comm, bool on)
 {
-	char path[64], name[32] = "";
-	struct dirent *e;
+	char path[64];
 	long tid = 0;
 	FILE *f;
-	DIR *d;
 
-	d = opendir("/proc/self/task");
-	if (!d)
-		die("/proc/self/task");
-	while (comm && !tid && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/self/task/%ld/comm",
-			 strtol(e->d_name, NULL, 10));
-		f = fopen(path, "r");
-		if (f && fgets(name, sizeof(name), f) &&
-		    !strncmp(name, comm, strlen(comm)) &&
-		    name[strlen(comm)] == '\n')
-			tid = strtol(e->d_name, NULL, 10);
-		if (f)
-			fclose(f);
+	if (comm) {
+		tid = find_task("/proc/self/task", comm);
+		if (!tid)
+			fail("no thread %s to make fail", comm);
 	}
-	closedir(d);
-	if (comm && !tid)
-		fail("no thread %s to make fail", comm);
 	/*
 	 * Fault our own pages in first: a page fault of a marked task would
 	 * read from the guest's 9p root, whose client does not survive a

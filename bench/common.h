@@ -49,6 +49,7 @@ uint64_t idle_ticks(void);
 void touch(const char *path);
 void align_start(void);
 void start_after(const char *path);
+long find_task(const char *dir, const char *comm);
 void make_it_fail(const char *comm, bool on);
 
 /*

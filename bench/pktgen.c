@@ -5,7 +5,6 @@
  * allow shared skbs).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -67,35 +66,19 @@ static unsigned long sofar(const char *dev)
 	return n;
 }
 
-/* Voluntary context switches of kpktgend_0, found by name in /proc. */
+/* Voluntary context switches of kpktgend_0. */
 static long thread_csw(void)
 {
 	static char status[64];
 	char line[256];
-	struct dirent *e;
 	long n = -1, pid;
 	FILE *f;
-	DIR *d;
 
 	if (!status[0]) {
-		d = opendir("/proc");
-		if (!d)
-			die("/proc");
-		while ((e = readdir(d))) {
-			pid = strtol(e->d_name, NULL, 10);
-			snprintf(line, sizeof(line), "/proc/%ld/comm", pid);
-			f = pid > 0 ? fopen(line, "r") : NULL;
-			if (!f)
-				continue;
-			if (fgets(line, sizeof(line), f) &&
-			    !strcmp(line, "kpktgend_0\n"))
-				snprintf(status, sizeof(status),
-					 "/proc/%ld/status", pid);
-			fclose(f);
-		}
-		closedir(d);
-		if (!status[0])
+		pid = find_task("/proc", "kpktgend_0");
+		if (!pid)
 			fail("no kpktgend_0 thread");
+		snprintf(status, sizeof(status), "/proc/%ld/status", pid);
 	}
 	f = fopen(status, "r");
 	if (!f)
