@@ -59,7 +59,17 @@ s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
 	ip link add br0 type bridge
 	sysctl -qw net.ipv6.conf.br0.disable_ipv6=1
 	ip link set br0 up
-	for t in tap0 tap1; do tap $t; ip link set $t master br0; done
+	# The fdb is an rhashtable seeded at random on each boot: its lookups
+	# walked chains whose length changed from boot to boot, 1% of the
+	# cost of a packet.  Without learning and the ports' local entries
+	# every lookup misses in an empty table, and the unknown destination
+	# floods to tap0 as before.
+	for t in tap0 tap1; do
+		tap $t
+		ip link set $t master br0
+		ip link set $t type bridge_slave learning off
+		bridge fdb del "$(cat /sys/class/net/$t/address)" dev $t master
+	done
 	for w in read poll; do
 		consume_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
 			./reader --tap tap0 --packets "$n" --wait $w -- \
@@ -101,41 +111,46 @@ s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
 	# gen_for GEN: the generator command line g, and its name and params
 	gen_for() {
 		if [ "$1" = pktgen ]; then
-			g=(./pktgen --dev tap0 --dst 10.0.2.2 --dst-mac 02:00:00:00:00:02 --packets "$n")
+			g=(./pktgen --dev tap0 --dst 10.0.2.2 --dst-mac 02:00:00:00:00:02)
 			gname=pktgen gparams='"gen":"pktgen"'
 		else
 			local segs=${1#gso }
-			g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22 --packets "$n")
+			g=(./gso --dst 10.0.2.2 --port 9000 --segs "$segs" --seg-size 22)
 			gname="gso $segs segs" gparams="\"gen\":\"gso\",\"segs\":$segs"
 		fi
 	}
 	# measure NAME PARAMS CONSUMER... -- GEN...: once plain, once with the
-	# reader wakeups (sock_def_readable, tun's sk_data_ready) counted
+	# reader wakeups (sock_def_readable, tun's sk_data_ready) counted; a
+	# count per packet needs a fifth of the packets
 	measure() {
+		local name=$1 params=$2 c=()
+		shift 2
+		while [ "$1" != -- ]; do c+=("$1"); shift; done; shift
 		tap tap0
 		ip addr add 10.0.2.1/24 dev tap0
 		ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
-		consume_with "$@"
-		local name=$1; shift
-		count sock_def_readable "$name" consume_with "$name (counted)" "$@"
+		consume_with "$name" "$params" "${c[@]}" --packets "$n" -- "$@" --packets "$n"
+		count sock_def_readable "$name" consume_with "$name (counted)" "$params" \
+			"${c[@]}" --packets $((n / 5)) -- "$@" --packets $((n / 5))
 		untap tap0
 	}
+	# consumers: read(), poll(), and the vhost-net RX ring (a VM's
+	# receive path)
 	for bp in "" backpressure; do
 		flags=() p=false
 		[ -n "$bp" ] && flags=(--backpressure) p=true
-		for w in read poll; do
+		for w in read poll vhost; do
 			for gen in "pktgen" "gso 1" "gso 32"; do
 				gen_for "$gen"
-				measure "$gname, $w${bp:+, $bp}" "{$gparams,\"wait\":\"$w\",\"backpressure\":$p}" \
-					./reader --tap tap0 --packets "$n" --wait $w "${flags[@]}" -- "${g[@]}"
+				if [ $w = vhost ]; then
+					c=(./vhost --mode rx --dst-ip 10.0.2.1) wname="vhost-net rx"
+				else
+					c=(./reader --wait $w) wname=$w
+				fi
+				measure "$gname, $wname${bp:+, $bp}" "{$gparams,\"wait\":\"$w\",\"backpressure\":$p}" \
+					"${c[@]}" --tap tap0 "${flags[@]}" -- "${g[@]}"
 			done
 		done
-	done
-	# the vhost-net RX ring as the consumer: a VM's receive path
-	for gen in "pktgen" "gso 1" "gso 32"; do
-		gen_for "$gen"
-		measure "$gname, vhost-net rx" "{$gparams,\"wait\":\"vhost\",\"backpressure\":false}" \
-			./vhost --mode rx --tap tap0 --dst-ip 10.0.2.1 --packets "$n" -- "${g[@]}"
 	done
 	;;
 s004)	# 10 UDP flows of 1-byte payload written into a tap (seed 004)

@@ -56,7 +56,7 @@ static struct {
 
 static struct {
 	const char *tap, *ready;
-	bool rx, napi;
+	bool rx, napi, backpressure;
 	unsigned int burst, size, flows, port;
 	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu;
@@ -476,7 +476,8 @@ static int run_rx(void)
 	long csw, wcsw;
 	int tap;
 
-	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0));
+	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0) |
+			    (o.backpressure ? IFF_BACKPRESSURE : 0));
 	i = HDR_LEN;
 	xioctl(tap, TUNSETVNETHDRSZ, &i, "TUNSETVNETHDRSZ");
 	if_up(o.tap, 0);
@@ -514,6 +515,7 @@ static int run_rx(void)
 	json_begin("vhost-rx");
 	json_str("mode", "rx");
 	json_u64("napi", o.napi);
+	json_u64("backpressure", o.backpressure);
 	json_u64("packets", packets);
 	json_u64("bytes", bytes);
 	json_u64("ns", first ? last - first : 0);
@@ -537,6 +539,7 @@ static void usage(void)
 "      [--malformed SEED (the malformed-input corpus)] [--multi-queue]\n"
 "      [--fail (fault injection: make-it-fail on the worker once warmed up)]\n"
 "  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
+"      [--backpressure (IFF_BACKPRESSURE: a full ring stops the queue)]\n"
 "      [--max-time S (from first packet, default 60)]\n"
 "      [--start-timeout S (default 0: wait for the first packet)]\n");
 	exit(1);
@@ -556,6 +559,7 @@ int main(int argc, char **argv)
 		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
 		{ "malformed", 1, NULL, 'F' }, { "xdp-toggle", 1, NULL, 'X' },
 		{ "multi-queue", 0, NULL, 'Q' }, { "fail", 0, NULL, 'E' },
+		{ "backpressure", 0, NULL, 'B' },
 		{ 0 }
 	};
 	const char *mode = NULL;
@@ -591,6 +595,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			o.napi = true;
+			break;
+		case 'B':
+			o.backpressure = true;
 			break;
 		case 'x':
 			if (!strcmp(optarg, "drop"))
@@ -649,6 +656,8 @@ int main(int argc, char **argv)
 	    (o.xdp_toggle && o.xdp < 0))
 		usage();
 	o.rx = !strcmp(mode, "rx");
+	if (o.backpressure && !o.rx)
+		usage();
 	if (!o.timeout)
 		o.timeout = o.rx ? 5 : 20;
 	/* Before VHOST_SET_OWNER, so that the vhost worker inherits it. */
