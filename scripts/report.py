@@ -146,13 +146,14 @@ def markdown(doc, seed):
     if mode == "icount":
         worst = max([spread(r) for r in doc["cases"] if not lossy(r)], default=0)
         L += ["", f"Repeatability: largest spread between the two boots of a kernel "
-              f"{worst:.3f}% (limit {SPREAD_LIMIT}%, lossless rows). Each generator "
-              "starts once its consumer sleeps, on a whole second of the guest clock "
-              "(pktgen just after its thread's 100 ms poll), so that the tick and the "
-              "tasks' places in the scheduler repeat from boot to boot; s000's bridge "
-              "neither learns nor holds local entries, as its fdb hash is seeded at "
-              "random on each boot; s000 and s003, where a generator and a consumer "
-              "take turns on the vCPU, run five times as many packets."]
+              f"{worst:.3f}% (limit {SPREAD_LIMIT}%, lossless rows).", "",
+              "To repeat so, each generator starts once its consumer sleeps, on a "
+              "whole second of the guest clock (pktgen just after its thread's 100 ms "
+              "poll), and the tick and the tasks' places in the scheduler repeat from "
+              "boot to boot; s000's bridge neither learns nor holds local entries, as "
+              "its fdb hash is seeded at random on each boot; s000 and s003, where a "
+              "generator and a consumer take turns on the vCPU, run five times as many "
+              "packets (README, Measuring)."]
         if worst > SPREAD_LIMIT:
             L += ["", f"†: the two boots of a kernel differ by more than {SPREAD_LIMIT}% "
                   "(figure: their mean); read these rows as ±(spread)."]
