@@ -70,6 +70,9 @@ s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
 		ip link set $t type bridge_slave learning off
 		bridge fdb del "$(cat /sys/class/net/$t/address)" dev $t master
 	done
+	if bridge fdb show br br0 | grep -q ' master br0'; then
+		echo "bench: br0's fdb is not empty" >&2; exit 1
+	fi
 	for w in read poll; do
 		consume_with "consumer $w" "{\"wait\":\"$w\",\"size\":64}" \
 			./reader --tap tap0 --packets "$n" --wait $w -- \

@@ -37,7 +37,8 @@ rc=0
 for s in "${scenarios[@]}"; do
 	# s000 and s003: a generator and a consumer take turns on the one
 	# vCPU, and their first few hundred switches go differently from run
-	# to run: up to 1.2% of a figure over 20,000 packets, 0.2% over 100,000.
+	# to run: up to 1.2% of a figure over 20,000 packets, under 0.4% over
+	# 100,000.
 	ns=$n
 	[ "$mode" = icount ] && [ -z "$smoke" ] && [[ $s = s00[03] ]] && ns=$((n * 5))
 	for k in "${kernels[@]}"; do
