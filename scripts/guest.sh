@@ -25,6 +25,11 @@ case $kernel in
 *) img=$(kout "$kernel")/arch/x86/boot/bzImage ;;
 esac
 [ -f "$img" ] || die "no kernel $img: run 'make build' first"
+# The guest sees the host's root, but mounts tmpfs over these (guest-init.sh).
+case $TOP/ in
+/tmp/* | /run/* | /var/* | /dev/shm/*)
+	die "the checkout $TOP is under a folder the guest mounts over: clone it elsewhere" ;;
+esac
 
 if [ -n "$dir" ]; then
 	rm -rf "$dir"; mkdir -p "$dir"
