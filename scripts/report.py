@@ -91,7 +91,7 @@ def summarize(runs, scen, mode):
 
 
 def lossy(r):
-    """A consumer that could not keep up on any boot of either kernel: its
+    """A consumer that could not keep up, on every boot of both kernels: its
     figure per received packet is its share of the vCPU, which the tasks'
     first few hundred switches decide, and does not repeat the way a cost
     does.  A row that drops on some boots only is checked like the rest."""
