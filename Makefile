@@ -11,7 +11,7 @@ SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
 MODE ?= icount
 
-.PHONY: help setup base apply export build selftest check bench robustness stress send profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness stress send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -24,15 +24,16 @@ setup:
 base:
 	scripts/base.sh
 
-$(BUILD)/series.head: series $(wildcard patches/*.patch) | base
+$(BUILD)/series.head: series $(wildcard patches/*/series patches/*/*.patch) | base
 	scripts/apply.sh
 
-## apply      rebuild the series branch from patches/ (FORCE=1 drops local work)
+## apply      rebuild the series branch, and its stack/NAME branches, from
+##            patches/NAME/ of every series in `series` (FORCE=1 drops local work)
 apply: base
 	scripts/apply.sh
 
-## export     regenerate patches/ and series from the series branch (V=2 ...;
-##            the changelog file gives the "Changes in vN" notes)
+## export     regenerate patches/NAME/ from the series branch, every series or
+##            SERIES=NAME (V=2 ...; letters/NAME/changelog gives "Changes in vN")
 export:
 	scripts/export.sh
 
@@ -49,7 +50,8 @@ selftest: $(BUILD)/series.head
 check: $(BUILD)/series.head
 	scripts/check.sh
 
-## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and series
+## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and the
+##            whole stack, or the stack cut after STACK=NAME (results/stack-NAME/)
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 
@@ -61,10 +63,16 @@ robustness: $(BUILD)/series.head
 stress: $(BUILD)/series.head
 	scripts/robust.sh --long
 
-## send       git send-email --dry-run of patches/ to MAINTAINERS-notes' recipients,
-##            and build/send/series.mbox (SEND=1 mails it for real)
+## send       a dry run of mailing each series (SERIES=NAME: one) as its own thread,
+##            as you (SENDER=, else git's identity), with b4 where installed;
+##            mails in build/send/NAME/ (SEND=reflect: to you; SEND=1: for real)
 send: $(BUILD)/series.head
 	scripts/send.sh
+
+## trailers   take the Reviewed-by/Acked-by/Tested-by of a saved review thread
+##            (MBOX=thread.mbox) into the series branch; then make export
+trailers:
+	scripts/trailers.sh "$(MBOX)"
 
 ## profile    per-function instructions per packet of one bench command
 ##            (KERNEL=base|series, NAME=..., PROFILE_CMD="./vhost ...")

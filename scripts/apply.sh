@@ -1,7 +1,8 @@
 #!/bin/bash
-# Rebuild the series branch from base + patches/ in `series` order.  Refuses
-# to throw away kernel work that was never exported; names the patch and the
-# file of the failing hunk when a patch does not apply.
+# Rebuild the series branch from base + patches/NAME/ of every series in
+# `series`, bottom first, and point branch stack/NAME at each series' last
+# commit.  Refuses to throw away kernel work that was never exported; names
+# the patch and the file of the failing hunk when a patch does not apply.
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$TREE/.git" ] || die "no build tree: run 'make base' first"
@@ -15,24 +16,31 @@ if [ -z "${FORCE:-}" ]; then
 fi
 
 # Apply on a scratch branch: a failure leaves the series branch as it was.
-series=${SERIES:-$TOP/series} patches=${PATCHES:-$TOP/patches}
+patches=${PATCHES:-$TOP/patches}
 tgit checkout -q -f -B series.apply base
-n=0
-while read -r p; do
-	case $p in '' | '#'*) continue ;; esac
-	if [ ! -f "$patches/$p" ]; then
-		tgit checkout -q -f series
-		die "series names $p, which is not in $patches"
-	fi
-	if ! msg=$(tgit am -q --committer-date-is-author-date "$patches/$p" 2>&1); then
-		tgit am --abort
-		tgit checkout -q -f series
-		where=$(echo "$msg" | sed -n 's/^error: patch failed: //p; s/^error: \(.*\): does not exist in index/\1 (missing)/p' | head -1)
-		die "$p does not apply to base + $n patches: ${where:-$(echo "$msg" | head -1)}"
-	fi
-	n=$((n + 1))
-done < <(cat "$series" 2>/dev/null)
+n=0 tips=()
+for name in $(stack_names); do
+	list=$patches/$name/series
+	[ -f "$list" ] || { tgit checkout -q -f series; die "series $name has no $list"; }
+	while read -r p; do
+		case $p in '' | '#'*) continue ;; esac
+		if [ ! -f "$patches/$name/$p" ]; then
+			tgit checkout -q -f series
+			die "$list names $p, which is not in $patches/$name"
+		fi
+		if ! msg=$(tgit am -q --committer-date-is-author-date "$patches/$name/$p" 2>&1); then
+			tgit am --abort
+			tgit checkout -q -f series
+			where=$(echo "$msg" | sed -n 's/^error: patch failed: //p; s/^error: \(.*\): does not exist in index/\1 (missing)/p' | head -1)
+			die "$name/$p does not apply to base + $n patches: ${where:-$(echo "$msg" | head -1)}"
+		fi
+		n=$((n + 1))
+	done <"$list"
+	tips+=("$name $(tgit rev-parse HEAD)")
+done
 tgit checkout -q -B series
 tgit branch -q -D series.apply
+# The stack's branches, only now that every series applied.
+for t in "${tips[@]}"; do tgit branch -q -f "stack/${t% *}" "${t#* }"; done
 tgit rev-parse series >"$stamp"
-say "apply: $n patches on base ($(tgit log -1 --format=%h series))"
+say "apply: $n patches in ${#tips[@]} series on base ($(tgit log -1 --format=%h series))"

@@ -15,24 +15,33 @@ sel=${1:-all}
 scenarios=(s000 s001 s002 s003 s004)
 [ "$sel" = all ] || scenarios=("$sel")
 
-kernels=(base series)
+# STACK=NAME: against the stack cut after series NAME, not the whole of it;
+# results in results/stack-NAME/.
+kernels=(base series) cut=()
+if [ -n "${STACK:-}" ]; then
+	SERIES=$STACK selected_series >/dev/null
+	wt=$BUILD/stack/linux
+	[ -d "$wt" ] || tgit worktree add -q --detach "$wt" "stack/$STACK"
+	git -C "$wt" checkout -q -f --detach "stack/$STACK"
+	kernels=(base stack) cut=(--stack "$STACK")
+fi
 mode=${MODE:-}
 if [ -z "$mode" ]; then
 	mode=icount
-	"$TOP/scripts/build.sh" series >&2
-	"$TOP/scripts/kvm-probe.sh" "$(kout series)/arch/x86/boot/bzImage" && mode=kvm
+	"$TOP/scripts/build.sh" "${kernels[1]}" >&2
+	"$TOP/scripts/kvm-probe.sh" "$(kout "${kernels[1]}")/arch/x86/boot/bzImage" && mode=kvm
 fi
 case $mode in
 icount) reps=2 n=${PACKETS:-20000} ;;
 kvm) reps=5 n=${PACKETS:-500000} ;;
 *) die "MODE=$mode: icount or kvm" ;;
 esac
-if [ -n "$smoke" ]; then kernels=(series) reps=1 n=300; fi
+if [ -n "$smoke" ]; then kernels=("${kernels[1]}") reps=1 n=300; fi
 
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
 
-runs=$BUILD/bench${smoke:+-smoke}
+runs=$BUILD/bench${smoke:+-smoke}${STACK:+-stack-$STACK}
 rc=0
 for s in "${scenarios[@]}"; do
 	# s000 and s003: a generator and a consumer take turns on the one
@@ -59,5 +68,5 @@ for s in "${scenarios[@]}"; do
 done
 [ -n "$smoke" ] && exit $rc
 [ $rc -eq 0 ] || die "a bench run failed: no results written"
-/usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" \
-	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}" "${scenarios[@]}"
+/usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" "${cut[@]}" \
+	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}" "${scenarios[@]}"

@@ -8,7 +8,16 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
+# A checkout under one of the folders that get a tmpfs stays visible: the
+# host's folder is kept at /mnt and the checkout bound back over the tmpfs.
+top=$(cd "$(dirname "$0")/.." && pwd) keep=
+for d in /tmp /run /var; do
+	case $top/ in $d/*) keep=$d; mount --bind $d /mnt ;; esac
+done
 for d in /tmp /run /var /dev/shm; do mount -t tmpfs tmpfs $d; done
+if [ -n "$keep" ]; then
+	mkdir -p "$top" && mount --bind "/mnt${top#"$keep"}" "$top"
+fi
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mkdir -p /tmp/guest

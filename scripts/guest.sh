@@ -25,10 +25,10 @@ case $kernel in
 *) img=$(kout "$kernel")/arch/x86/boot/bzImage ;;
 esac
 [ -f "$img" ] || die "no kernel $img: run 'make build' first"
-# The guest sees the host's root, but mounts tmpfs over these (guest-init.sh).
+# The guest sees the host's root, but mounts tmpfs over these and binds a
+# checkout under /tmp, /run or /var back (guest-init.sh).
 case $TOP/ in
-/tmp/* | /run/* | /var/* | /dev/shm/*)
-	die "the checkout $TOP is under a folder the guest mounts over: clone it elsewhere" ;;
+/dev/shm/*) die "the checkout $TOP is under /dev/shm, which the guest mounts over: clone it elsewhere" ;;
 esac
 
 if [ -n "$dir" ]; then

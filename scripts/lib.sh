@@ -27,3 +27,29 @@ say() { echo "== $*" >&2; }
 # git in the build tree, with the fixed identity dates that keep the base and
 # series commits (and so the exported patches) reproducible.
 tgit() { git -C "$TREE" "$@"; }
+
+# The stack of series, in `series` bottom first, one a line: NAME TREE
+# [NEEDS...].  Each series' export is patches/NAME/, its letter, changelog
+# and recipients letters/NAME/; on the build tree's series branch its last
+# commit is branch stack/NAME.  SERIES=NAME picks one for a step.
+stack() { sed -e 's/#.*//' "$TOP/series" | awk 'NF'; }
+stack_names() { stack | awk '{ print $1 }'; }
+series_field() { stack | awk -v n="$1" -v f="$2" '$1 == n { print $f }'; }
+series_tree() { series_field "$1" 2; }
+series_needs() { stack | awk -v n="$1" '$1 == n { for (i = 3; i <= NF; i++) print $i }'; }
+# The ref just below series NAME on the stack: the series before it, or base.
+series_below() {
+	local prev
+	prev=$(stack_names | awk -v n="$1" '$1 == n { print p; exit } { p = $1 }')
+	echo "${prev:+stack/}${prev:-base}"
+}
+# The series a step works on: SERIES, checked, or all of them.
+selected_series() {
+	if [ -n "${SERIES:-}" ]; then
+		stack_names | grep -qxF "$SERIES" ||
+			die "SERIES=$SERIES: no such series in $TOP/series ($(stack_names | tr '\n' ' '))"
+		echo "$SERIES"
+	else
+		stack_names
+	fi
+}

@@ -64,11 +64,11 @@ def release(kernel):
     return open(p).read().strip() if os.path.exists(p) else "?"
 
 
-def summarize(runs, scen, mode):
+def summarize(runs, scen, mode, series_kernel):
     kernels = {}
     for d in sorted(glob.glob(os.path.join(runs, scen, "*-*/results.jsonl"))):
         k, rep = os.path.basename(os.path.dirname(d)).rsplit("-", 1)
-        kernels.setdefault(k, []).append(load(d))
+        kernels.setdefault("series" if k == series_kernel else k, []).append(load(d))
     order = list(kernels["base"][0][0])
     out = []
     for c in order:
@@ -217,17 +217,23 @@ def main():
     ap.add_argument("--runs", required=True)
     ap.add_argument("--mode", required=True)
     ap.add_argument("--command", required=True)
+    ap.add_argument("--stack", help="the series the stack is cut after (STACK=)")
     ap.add_argument("scenarios", nargs="+")
     a = ap.parse_args()
     seeds = json.load(open(os.path.join(TOP, "bench/seeds.json")))
+    global RES
+    kernel, ref = "series", "series"
+    if a.stack:
+        RES = os.path.join(RES, "stack-" + a.stack)
+        kernel, ref = "stack", "stack/" + a.stack
     os.makedirs(RES, exist_ok=True)
     bad = []
     for scen in a.scenarios:
         doc = {"scenario": scen, "command": a.command, "mode": a.mode,
                "kernels": {"base": {"release": release("base"), "head": "base"},
-                           "series": {"release": release("series"),
-                                      "head": git("log", "-1", "--format=%h %s", "series")}},
-               "cases": summarize(a.runs, scen, a.mode)}
+                           "series": {"release": release(kernel),
+                                      "head": git("log", "-1", "--format=%h %s", ref)}},
+               "cases": summarize(a.runs, scen, a.mode, kernel)}
         json.dump(doc, open(os.path.join(RES, scen + ".json"), "w"), indent=1)
         open(os.path.join(RES, scen + ".md"), "w").write(markdown(doc, seeds[scen]))
         if scen == "s002":
@@ -237,7 +243,8 @@ def main():
                     if not lossy(r)
                     for k in ("base", "series") if r[k]["spread_pct"] > SPREAD_LIMIT]
         print(open(os.path.join(RES, scen + ".md")).read())
-    readme()
+    if not a.stack:
+        readme()
     if bad:
         print("report: icount figures did not repeat within "
               f"{SPREAD_LIMIT}%: " + ", ".join(bad), file=sys.stderr)

@@ -1,41 +1,156 @@
 #!/bin/bash
-# send.sh: mail the exported series (cover letter and patches) to the
-# recipients in MAINTAINERS-notes.  By default a dry run: git send-email
-# --dry-run, its log in build/send/dry-run.log, the addresses every mail
-# must reach in build/send/recipients, and every mail in
-# build/send/series.mbox for the round trip in scripts/check.sh.
-# SEND=1 sends for real through the user's sendemail.* configuration.
+# send.sh: mail every series of the stack (SERIES=NAME: one) as a thread of
+# its own to the recipients of its section in MAINTAINERS-notes, as the
+# sender.  The exported patches carry the project's neutral identity; the
+# mails carry the sender's: SENDER="Name <address>", else git's
+# sendemail.from, else user.name and user.email.
+#   SEND unset   a dry run
+#   SEND=reflect every mail to the sender only
+#   SEND=1       for real, through b4's or git send-email's configuration
+# With b4 installed (SEND_WITH=git: not) the mails come from `b4 send` on a
+# b4 prep branch of the build tree, b4/NAME: a cover letter commit with the
+# series' change-id (letters/NAME/change-id) under the patches.  Otherwise
+# git send-email sends the exported patches.  Either way every mail lands
+# in build/send/NAME/ (series.mbox, and the recipients every mail must
+# reach) for the round trip in scripts/check.sh.
 . "$(dirname "$0")/lib.sh"
 
-notes=$TOP/MAINTAINERS-notes out=$BUILD/send
-mkdir -p "$out"
-mapfile -t patches < <(grep -v '^\s*#' "$TOP/series" | grep . | sed "s|^|$TOP/patches/|")
-cover=$(ls "$TOP"/patches/*0000-cover-letter.patch 2>/dev/null) ||
-	die "no cover letter in patches/: run 'make export'"
-[ ${#patches[@]} -gt 0 ] || die "no patches in series"
-
-# The recipients were chosen from get_maintainer.pl's answer; when that
-# answer changes, the choice needs a new look.
-now=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-git-fallback "${patches[@]}") ||
-	die "get_maintainer.pl failed"
-then=$(sed -n '/^get_maintainer.pl says/,/^Recipients/s/^    //p' "$notes")
-[ "$now" = "$then" ] || die "get_maintainer.pl's answer changed; update MAINTAINERS-notes:
-$(diff <(echo "$then") <(echo "$now") | grep '^[<>]')"
+notes=$TOP/MAINTAINERS-notes
 addr() { sed -E 's/ \(.*\)$//; s/.*<(.*)>.*/\1/'; }
-mapfile -t to < <(sed -n 's/^to: //p' "$notes")
-mapfile -t cc < <(sed -n 's/^cc: //p' "$notes")
-[ ${#to[@]} -gt 0 ] || die "no 'to:' lines in MAINTAINERS-notes"
-chosen=$(sed -n 's/^\(to\|cc\|skip\): //p' "$notes" | addr)
-missing=$(echo "$now" | addr | grep -vxF -f <(echo "$chosen") || true)
-[ -z "$missing" ] || die "get_maintainer.pl names $(echo $missing), which MAINTAINERS-notes neither sends to nor skips"
 
-printf '%s\n' "${to[@]}" "${cc[@]}" | addr | sort >"$out/recipients"
-cat "$cover" "${patches[@]}" >"$out/series.mbox"
-dry=(--dry-run)
-[ "${SEND:-}" = 1 ] && dry=()
-git send-email "${dry[@]}" --confirm=never --suppress-cc=self --thread --no-chain-reply-to \
-	--8bit-encoding=UTF-8 --from="$(git config user.name) <$(git config user.email)>" \
-	"${to[@]/#/--to=}" "${cc[@]/#/--cc=}" "$cover" "${patches[@]}" </dev/null >"$out/dry-run.log" 2>&1 ||
-	{ tail -5 "$out/dry-run.log"; die "git send-email failed (log: $out/dry-run.log)"; }
-mails=$(grep -c '^Result: OK' "$out/dry-run.log")
-say "send: ${dry:+dry run: }$mails mails to ${#to[@]} + ${#cc[@]} Cc; mbox: $out/series.mbox"
+neutral=$(sed -n 's/^neutral: //p' "$notes")
+[ -n "$neutral" ] || die "no 'neutral:' identity in MAINTAINERS-notes"
+sender=${SENDER:-$(git config sendemail.from || true)}
+if [ -z "$sender" ]; then
+	n=$(git config user.name || true) e=$(git config user.email || true)
+	[ -n "$n" ] && [ -n "$e" ] && sender="$n <$e>"
+fi
+[ -n "$sender" ] ||
+	die "no sender: set git config user.name and user.email (or sendemail.from), or SENDER='Name <address>'"
+[[ $sender =~ ^[^\<\>]+\ \<[^@\ \<\>]+@[^@\ \<\>]+\>$ ]] ||
+	die "sender '$sender' is not 'Name <address>'"
+[ "$(echo "$sender" | addr)" != "$(echo "$neutral" | addr)" ] ||
+	die "the sender is the patches' neutral identity ($neutral): set your own git config user.name and user.email, or SENDER='Name <address>'"
+if [ "${SEND:-}" = 1 ] && [[ $sender =~ @([^.]+\.)*(example|invalid|test|localhost)\>$ ]]; then
+	die "sender '$sender' has a reserved domain: mail for real from your own address"
+fi
+use_b4=
+[ "${SEND_WITH:-}" != git ] && command -v b4 >/dev/null && use_b4=1
+
+section() { # section NAME: the lines of MAINTAINERS-notes about series NAME
+	awk -v h="Series $1" '$0 == h { on = 1; next } /^Series / { on = 0 } on' "$notes"
+}
+
+# The b4 prep branch b4/NAME: the series' base, a cover letter commit as
+# b4 prep makes one (To/Cc trailers, the tracking section with the
+# change-id), and the sender's patches.
+b4_branch() { # b4_branch NAME DIR LO V TREE: the branch, checked out in DIR/tree
+	local name=$1 dir=$2 lo=$3 v=$4 tree=$5 wt=$2/tree msg=$2/cover.msg
+	[ -f "$TOP/letters/$name/change-id" ] || die "series $name: no letters/$name/change-id"
+	{
+		tgit config "branch.stack/$name.description"
+		echo
+		printf 'To: %s\n' "${to[@]}"
+		printf 'Cc: %s\n' "${cc[@]}"
+		cat <<EOT
+
+--- b4-submit-tracking ---
+# This section is used internally by b4 prep for tracking purposes.
+{
+  "series": {
+    "revision": $v,
+    "change-id": "$(cat "$TOP/letters/$name/change-id")",
+    "base-branch": null,
+    "prefixes": ["$tree"]
+  }
+}
+EOT
+	} >"$msg"
+	[ ! -d "$wt" ] || git -C "$wt" am --abort 2>/dev/null || true
+	[ -d "$wt" ] || tgit worktree add -q --detach "$wt" "$lo"
+	git -C "$wt" checkout -q -f -B "b4/$name" "$lo"
+	git -C "$wt" config "branch.b4/$name.b4-prep-cover-strategy" commit
+	GIT_COMMITTER_DATE=$(tgit log -1 --format=%ad --date=raw "stack/$name") \
+		git -C "$wt" -c user.name="${sender% <*}" -c user.email="$(echo "$sender" | addr)" \
+		commit -q --allow-empty -F "$msg"
+	git -C "$wt" -c user.name="${sender% <*}" -c user.email="$(echo "$sender" | addr)" \
+		am -q --committer-date-is-author-date "${mails[@]}" ||
+		die "series $name: the sender's patches do not apply to $lo"
+}
+
+send_one() { # send_one NAME
+	local name=$1 dir=$BUILD/send/$1 lo v tree now then missing chosen n
+	local list=$TOP/patches/$name/series patches=() cover mails=()
+	[ -f "$list" ] || die "series $name: no $list: run 'make export'"
+	mapfile -t patches < <(grep -v '^\s*#' "$list" | grep . | sed "s|^|$TOP/patches/$name/|")
+	[ ${#patches[@]} -gt 0 ] || die "series $name: no patches in $list"
+	cover=$(ls "$TOP/patches/$name"/*0000-cover-letter.patch 2>/dev/null || true)
+	[ -n "$cover" ] || [ ${#patches[@]} = 1 ] ||
+		die "series $name: no cover letter in patches/$name: run 'make export'"
+	[ -n "$(section "$name")" ] || die "series $name: no 'Series $name' section in MAINTAINERS-notes"
+
+	# The recipients were chosen from get_maintainer.pl's answer; when that
+	# answer changes, the choice needs a new look.
+	now=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-git-fallback "${patches[@]}") ||
+		die "get_maintainer.pl failed"
+	then=$(section "$name" | sed -n '/^get_maintainer.pl says/,/^\(to\|cc\):/s/^    //p')
+	[ "$now" = "$then" ] || die "series $name: get_maintainer.pl's answer changed; update MAINTAINERS-notes:
+$(diff <(echo "$then") <(echo "$now") | grep '^[<>]')"
+	mapfile -t to < <(section "$name" | sed -n 's/^to: //p')
+	mapfile -t cc < <(section "$name" | sed -n 's/^cc: //p')
+	[ ${#to[@]} -gt 0 ] || die "series $name: no 'to:' lines in MAINTAINERS-notes"
+	chosen=$(section "$name" | sed -n 's/^\(to\|cc\|skip\): //p' | addr)
+	missing=$(echo "$now" | addr | grep -vxF -f <(echo "$chosen") || true)
+	[ -z "$missing" ] || die "series $name: get_maintainer.pl names $(echo $missing), which MAINTAINERS-notes neither sends to nor skips"
+
+	rm -rf "$dir/out" "$dir/mails" "$dir/series.mbox"
+	mkdir -p "$dir/mails"
+	/usr/bin/python3 "$TOP/scripts/sender.py" "$neutral" "$sender" "$dir/out" $cover "${patches[@]}"
+	for p in "${patches[@]}"; do mails+=("$dir/out/$(basename "$p")"); done
+	if [ "${SEND:-}" = reflect ]; then
+		printf '%s\n' "$sender" | addr >"$dir/recipients"
+	else
+		printf '%s\n' "${to[@]}" "${cc[@]}" | addr | sort >"$dir/recipients"
+	fi
+
+	if [ -n "$use_b4" ]; then
+		lo=$(series_below "$name") tree=$(series_tree "$name")
+		v=$(sed -n '1s/^v\([0-9]*\)-.*/\1/p' "$list"); v=${v:-1}
+		b4_branch "$name" "$dir" "$lo" "$v" "$tree"
+		# A dry run writes the mails: no SMTP server or b4 web endpoint
+		# (the kernel tree's default, which wants signed mail) is asked.
+		local b4o=() smtp=localhost
+		case ${SEND:-} in
+		1) smtp=$(git config sendemail.smtpserver || true) ;;
+		reflect) b4o+=(--reflect) smtp=$(git config sendemail.smtpserver || true) ;;
+		*) b4o+=(--no-sign -o "$dir/mails") ;;
+		esac
+		(cd "$dir/tree" && GIT_CONFIG_COUNT=3 GIT_CONFIG_KEY_0=user.name \
+			GIT_CONFIG_VALUE_0="${sender% <*}" GIT_CONFIG_KEY_1=user.email \
+			GIT_CONFIG_VALUE_1="$(echo "$sender" | addr)" \
+			GIT_CONFIG_KEY_2=sendemail.smtpserver GIT_CONFIG_VALUE_2="$smtp" \
+			b4 send "${b4o[@]}") \
+			</dev/null >"$dir/send.log" 2>&1 ||
+			{ tail -5 "$dir/send.log"; die "series $name: b4 send failed (log: $dir/send.log)"; }
+		[ -n "${SEND:-}" ] || for m in "$dir"/mails/*.eml; do
+			echo "From mboxrd@z Thu Jan  1 00:00:00 1970"; cat "$m"; echo
+		done >"$dir/series.mbox"
+	else
+		local dry=(--dry-run) rcpt=("${to[@]/#/--to=}" "${cc[@]/#/--cc=}")
+		[ "${SEND:-}" = 1 ] && dry=()
+		[ "${SEND:-}" = reflect ] && dry=() rcpt=(--to="$sender" --suppress-cc=all)
+		cat ${cover:+"$dir/out/$(basename "$cover")"} "${mails[@]}" >"$dir/series.mbox"
+		git send-email "${dry[@]}" --confirm=never --suppress-cc=self --thread --no-chain-reply-to \
+			--8bit-encoding=UTF-8 --from="$sender" "${rcpt[@]}" \
+			${cover:+"$dir/out/$(basename "$cover")"} "${mails[@]}" </dev/null >"$dir/send.log" 2>&1 ||
+			{ tail -5 "$dir/send.log"; die "series $name: git send-email failed (log: $dir/send.log)"; }
+	fi
+	n=${#patches[@]}
+	[ -z "$cover" ] || n=$((n + 1))
+	local how="git send-email" what="a dry run"
+	[ -n "$use_b4" ] && how=b4
+	case ${SEND:-} in 1) what=sent ;; reflect) what="reflected to the sender" ;; esac
+	say "send: $name: $what with $how, $n mails to ${#to[@]} + ${#cc[@]} Cc, as $sender"
+}
+
+for name in $(selected_series); do send_one "$name"; done

@@ -51,23 +51,103 @@ expect bad-patch '0001-bad.patch does not apply.*drivers/net/tun.c' \
 [ "$(tgit rev-parse series)" = "$before" ] && echo "ok workbench/bad-patch-keeps-branch" ||
 	echo "not ok workbench/bad-patch-keeps-branch # series moved"
 
-# A v2 export: versioned subjects, the cover letter's changelog, and the
-# patch's own note below its "---".
-subj=$(tgit log -1 --format=%s "$(tgit rev-list --reverse base..series | head -1)")
-printf 'v2:\n- %s: a change to this patch\n- a change to the series\n' "$subj" >"$tmp/changelog"
-if CHANGELOG=$tmp/changelog EXPORT_DIR=$tmp/v2 V=2 "$TOP/scripts/export.sh" 2>/dev/null &&
-	grep -q '^Subject: \[PATCH net-next v2 1/' "$tmp"/v2/v2-0001-*.patch &&
-	grep -q '^- a change to the series$' "$tmp"/v2/v2-0000-cover-letter.patch &&
-	sed -n '/^---$/,/^diff /p' "$tmp"/v2/v2-0001-*.patch | grep -q 'v2: a change to this patch$'; then
-	echo "ok workbench/export-v2"
+# A v3 export of the first series: versioned subjects, the cover letter's
+# changelog, and the patch's own note below its "---".
+first=$(stack_names | head -1)
+subj=$(tgit log -1 --format=%s "$(tgit rev-list --reverse "base..stack/$first" | head -1)")
+printf 'v3:\n- %s: a change to this patch\n- a change to the series\n' "$subj" >"$tmp/changelog"
+if SERIES=$first CHANGELOG=$tmp/changelog EXPORT_DIR=$tmp/v3 V=3 "$TOP/scripts/export.sh" 2>/dev/null &&
+	grep -q "^Subject: \[PATCH $(series_tree "$first") v3 1/" "$tmp/v3/$first"/v3-0001-*.patch &&
+	grep -q '^- a change to the series$' "$tmp/v3/$first"/v3-0000-cover-letter.patch &&
+	sed -n '/^---$/,/^diff /p' "$tmp/v3/$first"/v3-0001-*.patch | grep -q 'v3: a change to this patch$'; then
+	echo "ok workbench/export-v3"
 else
-	echo "not ok workbench/export-v2 # no v2 subjects, cover changelog or patch note in $tmp/v2"
+	echo "not ok workbench/export-v3 # no v3 subjects, cover changelog or patch note in $tmp/v3/$first"
+fi
+
+# make send refuses the patches' neutral identity, as the sender.
+neutral=$(sed -n 's/^neutral: //p' "$TOP/MAINTAINERS-notes")
+printf '[user]\n\tname = %s\n\temail = %s\n' "${neutral% <*}" \
+	"$(echo "$neutral" | sed 's/.*<\(.*\)>/\1/')" >"$tmp/gitconfig"
+expect send-neutral-identity "the sender is the patches' neutral identity" \
+	env GIT_CONFIG_GLOBAL="$tmp/gitconfig" GIT_CONFIG_NOSYSTEM=1 SENDER= "$TOP/scripts/send.sh"
+expect send-bad-identity "is not 'Name <address>'" env SENDER=nobody "$TOP/scripts/send.sh"
+
+# A review thread saved as an mbox: the last series' mails, a Reviewed-by
+# on its second patch (and a quoted Tested-by that is no one's), an
+# Acked-by on its cover letter, and a Tested-by in a reply to a reply to
+# its first patch.  The trailers must land on those patches of a copy of
+# the build tree, with the stack's branches kept, and in its export.
+last=$(stack_names | tail -1)
+tb=$tmp/tb/series/linux
+git clone -q --shared --no-checkout "$TREE" "$tb"
+git -C "$tb" sparse-checkout set --no-cone /README
+for b in series $(for n in $(stack_names); do echo "stack/$n"; done); do
+	git -C "$tb" branch -q -f "$b" "origin/$b"
+done
+git -C "$tb" checkout -q series
+/usr/bin/python3 - "$TOP/patches/$last" "$tmp/thread.mbox" <<'EOP'
+import glob, os, sys
+d, out = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(d, "*.patch")))
+mails = []
+def msg(mid, reply, subject, body, frm="Test Reviewer <reviewer@example.invalid>"):
+    h = [f"From: {frm}", f"Subject: {subject}", f"Message-ID: <{mid}@test>"]
+    if reply:
+        h += [f"In-Reply-To: <{reply}@test>", f"References: <c0@test> <{reply}@test>"]
+    return "From mboxrd@z Thu Jan  1 00:00:00 1970\n" + "\n".join(h) + "\n\n" + body + "\n"
+for i, f in enumerate(files):
+    text = open(f).read().split("\n", 1)[1]
+    head, body = text.split("\n\n", 1)
+    head = "\n".join(l for l in head.split("\n") if not l.startswith("Message-ID"))
+    ref = "" if i == 0 else "\nIn-Reply-To: <c0@test>\nReferences: <c0@test>"
+    mails.append("From mboxrd@z Thu Jan  1 00:00:00 1970\n" + head +
+                 f"\nMessage-ID: <c{i}@test>" + ref + "\n\n" + body)
+subj = lambda i: "Re: " + [l for l in open(files[i]).read().split("\n")
+                           if l.startswith("Subject: ")][0][9:]
+mails.append(msg("r2", "c2", subj(2), "> Tested-by: Quoted Tester <quoted@example.invalid>\n\n"
+                 "Reviewed-by: Test Reviewer <reviewer@example.invalid>"))
+mails.append(msg("r0", "c0", subj(0), "Acked-by: Test Maintainer <maintainer@example.invalid>",
+                 "Test Maintainer <maintainer@example.invalid>"))
+mails.append(msg("r1", "c1", subj(1), "A question."))
+mails.append(msg("r1b", "r1", subj(1), "Tested-by: Test Runner <runner@example.invalid>",
+                 "Test Runner <runner@example.invalid>"))
+open(out, "w").write("".join(mails))
+EOP
+if BUILD=$tmp/tb "$TOP/scripts/trailers.sh" "$tmp/thread.mbox" >/dev/null 2>"$tmp/tr.log"; then
+	mapfile -t lc < <(git -C "$tb" rev-list --reverse "origin/stack/$(stack_names | tail -2 | head -1)..series")
+	has() { git -C "$tb" log -1 --format=%B "$1" | grep -qxF "$2"; }
+	ack="Acked-by: Test Maintainer <maintainer@example.invalid>"
+	bad=
+	has "${lc[0]}" "Tested-by: Test Runner <runner@example.invalid>" || bad+=" patch 1 has no Tested-by;"
+	has "${lc[1]}" "Reviewed-by: Test Reviewer <reviewer@example.invalid>" || bad+=" patch 2 has no Reviewed-by;"
+	for c in "${lc[@]}"; do has "$c" "$ack" || bad+=" $(git -C "$tb" log -1 --format=%s "$c" | cut -c1-30) has no Acked-by;"; done
+	git -C "$tb" log --format=%B "base..series" | grep -q 'Quoted Tester' && bad+=" a quoted trailer landed;"
+	has "${lc[0]}" "Reviewed-by: Test Reviewer <reviewer@example.invalid>" && bad+=" patch 1 took patch 2's Reviewed-by;"
+	[ "$(git -C "$tb" rev-parse "stack/$last")" = "$(git -C "$tb" rev-parse series)" ] || bad+=" stack/$last left behind;"
+	SERIES=$last BUILD=$tmp/tb EXPORT_DIR=$tmp/tbx "$TOP/scripts/export.sh" 2>/dev/null
+	grep -qxF "$ack" "$tmp/tbx/$last"/*0001-*.patch || bad+=" the export lost them;"
+	[ -z "$bad" ] && echo "ok workbench/trailers-from-thread" ||
+		echo "not ok workbench/trailers-from-thread #$bad"
+else
+	echo "not ok workbench/trailers-from-thread # $(tail -1 "$tmp/tr.log")"
 fi
 
 expect hung-guest 'hung: killed after 15s' \
 	"$TOP/scripts/guest.sh" -k base -m tcg -t 15 -o "$tmp/g1" -- sleep 600
 expect guest-splat 'kernel splat in console' \
 	"$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g2" -- sh -c 'echo c >/proc/sysrq-trigger'
+# A quick try often starts in /tmp, which the guest mounts a tmpfs over:
+# a checkout there must still be what the guest sees.
+tc=$(mktemp -d /tmp/workbench.XXXXXX)
+git clone -q "$TOP" "$tc/main"
+if BUILD=$tmp/tcb "$tc/main/scripts/guest.sh" -k "$(kout base)/arch/x86/boot/bzImage" -m tcg -t 60 \
+	-o "$tmp/g4" -- sh -c "cd $tc/main && test -f README && test -w /tmp" >/dev/null 2>"$tmp/g4.log"; then
+	echo "ok workbench/checkout-under-tmp"
+else
+	echo "not ok workbench/checkout-under-tmp # $(tail -1 "$tmp/g4.log")"
+fi
+rm -rf "$tc"
 "$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g3" -- sh -c 'exit 3' >/dev/null 2>&1
 st=$?
 [ $st = 3 ] && echo "ok workbench/guest-exit-status" ||
