@@ -45,15 +45,17 @@ diff --git a/drivers/net/tun.c b/drivers/net/tun.c
 -- 
 2.39.5
 EOP
-echo 0001-bad.patch >"$tmp/series"
-expect bad-patch '0001-bad.patch does not apply.*drivers/net/tun.c' \
-	env SERIES="$tmp/series" PATCHES="$tmp" FORCE=1 "$TOP/scripts/apply.sh"
+first=$(stack_names | head -1)
+mkdir -p "$tmp/p/$first"
+mv "$tmp/0001-bad.patch" "$tmp/p/$first/"
+echo 0001-bad.patch >"$tmp/p/$first/series"
+expect bad-patch "$first/0001-bad.patch does not apply.*drivers/net/tun.c" \
+	env PATCHES="$tmp/p" FORCE=1 "$TOP/scripts/apply.sh"
 [ "$(tgit rev-parse series)" = "$before" ] && echo "ok workbench/bad-patch-keeps-branch" ||
 	echo "not ok workbench/bad-patch-keeps-branch # series moved"
 
 # A v3 export of the first series: versioned subjects, the cover letter's
 # changelog, and the patch's own note below its "---".
-first=$(stack_names | head -1)
 subj=$(tgit log -1 --format=%s "$(tgit rev-list --reverse "base..stack/$first" | head -1)")
 printf 'v3:\n- %s: a change to this patch\n- a change to the series\n' "$subj" >"$tmp/changelog"
 if SERIES=$first CHANGELOG=$tmp/changelog EXPORT_DIR=$tmp/v3 V=3 "$TOP/scripts/export.sh" 2>/dev/null &&
@@ -82,9 +84,8 @@ last=$(stack_names | tail -1)
 tb=$tmp/tb/series/linux
 git clone -q --shared --no-checkout "$TREE" "$tb"
 git -C "$tb" sparse-checkout set --no-cone /README
-for b in series $(for n in $(stack_names); do echo "stack/$n"; done); do
-	git -C "$tb" branch -q -f "$b" "origin/$b"
-done
+# The clone's own branch is the series branch, the checked-out one.
+for n in $(stack_names); do git -C "$tb" branch -q -f "stack/$n" "origin/stack/$n"; done
 git -C "$tb" checkout -q series
 /usr/bin/python3 - "$TOP/patches/$last" "$tmp/thread.mbox" <<'EOP'
 import glob, os, sys
