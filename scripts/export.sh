@@ -108,5 +108,13 @@ export_one() { # export_one NAME
 	say "export: $name, [PATCH $tree${reroll:+ v$v}], $n patches"
 }
 
-for name in $(selected_series); do export_one "$name"; done
-[ -n "${EXPORT_DIR:-}${SERIES:-}" ] || tgit rev-parse series >"$BUILD/series.head"
+names=$(selected_series) || exit 1
+for name in $names; do
+	export_one "$name"
+	# What apply must not throw away: each series' last exported commit.
+	if [ -z "${EXPORT_DIR:-}" ]; then
+		mkdir -p "$BUILD/stack.heads"
+		tgit rev-parse "stack/$name" >"$BUILD/stack.heads/$name"
+	fi
+done
+[ -n "${EXPORT_DIR:-}" ] || tgit rev-parse series >"$BUILD/series.head"

@@ -43,7 +43,19 @@ series_below() {
 	prev=$(stack_names | awk -v n="$1" '$1 == n { print p; exit } { p = $1 }')
 	echo "${prev:+stack/}${prev:-base}"
 }
+# The series NAME needs, and what those need, bottom first.
+needs_closure() {
+	local want=" $(series_needs "$1" | tr '\n' ' ') " n
+	for n in $(stack_names); do
+		case $want in *" $n "*) needs_closure "$n"; echo "$n" ;; esac
+	done | awk '!seen[$0]++'
+}
+# How make send mails: b4 where installed, unless SEND_WITH=git.
+send_with() {
+	if [ "${SEND_WITH:-}" != git ] && command -v b4 >/dev/null; then echo b4; else echo git; fi
+}
 # The series a step works on: SERIES, checked, or all of them.
+# Use as names=$(selected_series) || exit, so that a bad name stops it.
 selected_series() {
 	if [ -n "${SERIES:-}" ]; then
 		stack_names | grep -qxF "$SERIES" ||

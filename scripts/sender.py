@@ -5,6 +5,8 @@ NEUTRAL identity: a From: header (folded or not) of that identity becomes
 SENDER, and so does its Signed-off-by: line.  Another author's From: is kept, and the
 sender's Signed-off-by is added after the last one, as the DCO asks of
 whoever passes a patch on."""
+import email.header
+import email.utils
 import os
 import re
 import sys
@@ -16,15 +18,20 @@ def neutral_of(text):
     return re.sub(r"\s*\n[ \t]+", " ", m.group(1)).strip() if m else None
 
 
+def address(ident):
+    """The mail address of an identity, however its name is quoted or encoded."""
+    name = str(email.header.make_header(email.header.decode_header(ident or "")))
+    return email.utils.parseaddr(name)[1].lower()
+
+
 def rewrite(text, neutral, sender):
     head, sep, body = text.partition("\n\n")
-    author = neutral_of(head)
-    if author == neutral:
+    if address(neutral_of(head)) == address(neutral):
         head = re.sub(r"^From: .*(?:\n[ \t].*)*", lambda _: "From: " + sender,
                       head, count=1, flags=re.M)
     msg, cut, rest = body.partition("\n---\n")
-    msg = re.sub(r"^Signed-off-by: " + re.escape(neutral) + "$",
-                 lambda _: "Signed-off-by: " + sender, msg, flags=re.M)
+    msg = re.sub(r"^Signed-off-by: .*<" + re.escape(address(neutral)) + r">\s*$",
+                 lambda _: "Signed-off-by: " + sender, msg, flags=re.M | re.I)
     sobs = list(re.finditer(r"^Signed-off-by: .*$", msg, re.M))
     if sobs and not any(s.group(0) == "Signed-off-by: " + sender for s in sobs):
         end = sobs[-1].end()

@@ -8,13 +8,15 @@ trailers.py --amend LIST: add to HEAD's message the trailers LIST gives
 its subject (git interpret-trailers, no duplicates)."""
 import email.policy
 import mailbox
+import os
 import re
 import subprocess
 import sys
 
 TRAILER = re.compile(r"^(Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by):"
                      r"\s+\S.*<[^<>@\s]+@[^<>@\s]+>\s*$")
-PATCH = re.compile(r"^\[PATCH[^\]]*?(?:(\d+)/(\d+))?\]\s*(.*)$", re.S)
+PATCH = re.compile(r"^\[(?:RFC )?PATCH[^\]]*?(?:(\d+)/(\d+))?\]\s*(.*)$", re.S)
+MSGID = re.compile(r"<[^<>\s]+>")
 
 
 def body(msg):
@@ -23,10 +25,13 @@ def body(msg):
 
 
 def parent(msg, by_id):
-    """The message this one replies to, when the thread has it."""
-    refs = (msg.get("In-Reply-To", "") or "").split() or \
-        (msg.get("References", "") or "").split()[-1:]
-    return by_id.get(refs[-1].strip()) if refs else None
+    """The nearest message this one replies to that the thread has."""
+    refs = MSGID.findall(msg.get("References", "") or "") + \
+        MSGID.findall(msg.get("In-Reply-To", "") or "")
+    for ref in reversed(refs):
+        if ref in by_id and by_id[ref] is not msg:
+            return by_id[ref]
+    return None
 
 
 def collect(path):
@@ -74,8 +79,11 @@ def amend(path):
     for t in add:
         args += ["--trailer", t]
     new = subprocess.run(args, input=msg, capture_output=True, text=True, check=True).stdout
+    # Dated as the patch, as the rest of the branch is.
+    date = subprocess.run(["git", "log", "-1", "--format=%ad", "--date=raw"],
+                          capture_output=True, text=True, check=True).stdout.strip()
     subprocess.run(["git", "commit", "-q", "--amend", "--no-verify", "-F", "-"], input=new,
-                   text=True, check=True)
+                   text=True, check=True, env=dict(os.environ, GIT_COMMITTER_DATE=date))
 
 
 if sys.argv[1] == "--amend":

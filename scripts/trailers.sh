@@ -11,13 +11,16 @@ mbox=${1:?usage: trailers.sh MBOX}
 [ -z "$(tgit status --porcelain --untracked-files=no)" ] ||
 	die "uncommitted changes in $TREE: commit them first"
 list=$BUILD/trailers.list
-/usr/bin/python3 "$TOP/scripts/trailers.py" "$mbox" >"$list" || die "cannot read $mbox"
-[ -s "$list" ] || { say "trailers: none in $mbox"; exit 0; }
-# Each commit whose subject a reply named takes its trailers.
+/usr/bin/python3 "$TOP/scripts/trailers.py" "$mbox" >"$list.all" || die "cannot read $mbox"
+# Replies to patches the branch no longer has (an older version's) are
+# passed over, and said so.
 subjects=$(tgit log --format=%s base..series)
-unknown=$(cut -f1 "$list" | sort -u | grep -vxF -f <(echo "$subjects") || true)
-[ -z "$unknown" ] || die "replies name patches the series branch does not have: $(echo "$unknown" | head -1)"
-GIT_SEQUENCE_EDITOR="sed -i '/^pick /a exec /usr/bin/python3 $TOP/scripts/trailers.py --amend $list'" \
-	tgit rebase -q -i --update-refs base >/dev/null ||
+awk -F'\t' 'NR == FNR { s[$0]; next } $1 in s' <(echo "$subjects") "$list.all" >"$list"
+cut -f1 "$list.all" | sort -u | grep -vxF -f <(echo "$subjects") |
+	sed 's/^/== trailers: no patch on the series branch is named: /' >&2 || true
+[ -s "$list" ] || { say "trailers: none for the series branch in $mbox"; exit 0; }
+before=$(tgit log --format=%B base..series | grep -c .)
+tgit rebase -q --update-refs --committer-date-is-author-date \
+	-x "/usr/bin/python3 $TOP/scripts/trailers.py --amend $list" base series >/dev/null ||
 	{ tgit rebase --abort; die "rebase with the trailers failed; the series branch is as it was"; }
-say "trailers: $(wc -l <"$list") added: $(cut -f2 "$list" | cut -d: -f1 | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
+say "trailers: $(($(tgit log --format=%B base..series | grep -c .) - before)) added to the series branch"
