@@ -64,21 +64,28 @@ for name in $(stack_names); do
 		nok "$name/applies-alone # on base${deps:+ + $(echo $deps | tr ' ' '+')}: $(grep -m1 -i 'error\|fail\|patch does not apply' "$tmp/am.log")"
 	fi
 done
-# The split of the single v2 series (0d434ad) into the stack moved patches
-# and changed none: the net-next series give its tree.  (Drop this check
-# once a net-next series changes.)
-split=0d434ad
-if ! git -C "$TOP" cat-file -e "$split" 2>/dev/null; then
-	echo "skip check/split # $split is not in this clone's history"
+# The split of the single v2 series (0d434ad) into the stack (b48314e)
+# moved patches and changed none: the net-next series of b48314e give the
+# tree of the single series.  Both come from the checkout's history.
+from=0d434ad to=b48314e
+if ! git -C "$TOP" cat-file -e "$to" 2>/dev/null; then
+	echo "skip check/split # $to is not in this clone's history"
 else
-	mapfile -t old < <(git -C "$TOP" show "$split:series" | grep -v '^#' | grep .)
-	for p in "${old[@]}"; do git -C "$TOP" show "$split:patches/$p" >"$tmp/old-$p"; done
-	mapfile -t files < <(for n in $(stack_names); do
-		[ "$(series_tree "$n")" = net-next ] && series_files "$n"; done)
-	rtam base "${files[@]}" && new=$(git -C "$rt" rev-parse 'HEAD^{tree}') &&
-		rtam base "${old[@]/#/$tmp/old-}" && [ "$(git -C "$rt" rev-parse 'HEAD^{tree}')" = "$new" ] &&
-		ok "split # the net-next series give the tree of the single series at $split" ||
-		nok "split # the net-next series do not give the tree of the single series at $split"
+	mapfile -t old < <(git -C "$TOP" show "$from:series" | grep -v '^#' | grep .)
+	for p in "${old[@]}"; do git -C "$TOP" show "$from:patches/$p" >"$tmp/old-$p"; done
+	new=()
+	while read -r n t _; do
+		[ "$t" = net-next ] || continue
+		mkdir -p "$tmp/new/$n"
+		while read -r p; do
+			git -C "$TOP" show "$to:patches/$n/$p" >"$tmp/new/$n/$p"
+			new+=("$tmp/new/$n/$p")
+		done < <(git -C "$TOP" show "$to:patches/$n/series")
+	done < <(git -C "$TOP" show "$to:series" | sed 's/#.*//' | awk NF)
+	rtam base "${new[@]}" && tree=$(git -C "$rt" rev-parse 'HEAD^{tree}') &&
+		rtam base "${old[@]/#/$tmp/old-}" && [ "$(git -C "$rt" rev-parse 'HEAD^{tree}')" = "$tree" ] &&
+		ok "split # the net-next series at $to give the tree of the single series at $from" ||
+		nok "split # the net-next series at $to do not give the tree of the single series at $from"
 fi
 
 # The send dry run of each series, as a sender who is not the neutral
