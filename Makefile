@@ -11,7 +11,7 @@ SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
 MODE ?= icount
 
-.PHONY: help setup base apply export build selftest check bench robustness stress send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops stress send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -58,6 +58,11 @@ bench: $(BUILD)/series.head
 ## robustness the robustness matrix on the debug kernels; writes results/robustness.md
 robustness: $(BUILD)/series.head
 	scripts/robust.sh
+
+## drops      the tun_drops selftest on base and on the stack cut after the
+##            `net` fixes (STACK=accounting); writes results/drops.md
+drops: $(BUILD)/series.head
+	scripts/drops.sh
 
 ## stress     the same matrix, minutes a case (nothing written)
 stress: $(BUILD)/series.head

@@ -193,8 +193,23 @@ for i in "${!patches[@]}"; do
 	p=${patches[$i]}; c=${commits[$i]}; s=${p%.patch}
 	# FILE_PATH_CHANGES asks whether MAINTAINERS needs updating for a new
 	# file; new selftests fall under tools/testing/selftests/net/ already.
+	ignore=FILE_PATH_CHANGES
+	# A Fixes: tag names a commit of upstream history, with its subject.
+	# A base without that history (the Debian tarball) cannot tell.
+	fixes=$(sed -n 's/^Fixes: \([0-9a-f]\{12,\}\) ("\(.*\)")$/\1 \2/p' "$TOP/patches/$p")
+	if [ -n "$fixes" ]; then
+		unknown=$(while read -r id _; do tgit cat-file -e "$id^{commit}" 2>/dev/null || echo "$id"; done <<<"$fixes")
+		if [ -n "$unknown" ]; then
+			ignore=$ignore,UNKNOWN_COMMIT_ID
+			echo "skip check/$s/fixes # the base has no upstream history: $(echo $unknown) not verifiable here"
+		else
+			verdict "$s/fixes" "$(while read -r id subj; do
+				[ "$(tgit log -1 --format=%s "$id")" = "$subj" ] || echo "Fixes: $id is not \"$subj\""
+			done <<<"$fixes")"
+		fi
+	fi
 	cp=$(cd "$TREE" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict \
-		--max-line-length=80 --ignore FILE_PATH_CHANGES $codespell \
+		--max-line-length=80 --ignore $ignore $codespell \
 		"$TOP/patches/$p" 2>&1)
 	echo "$cp" | grep -q '^total: 0 errors, 0 warnings, 0 checks' && ok "$s/checkpatch" ||
 		nok "$s/checkpatch # $(echo "$cp" | grep -E '^(ERROR|WARNING|CHECK):' | head -2 | tr '\n' ' ')"

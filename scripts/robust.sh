@@ -30,8 +30,10 @@ for k in "${kernels[@]}"; do
 	# table their rows replace the full run's.
 	[ -n "${ROBUST_CASES:-}" ] && d=$d.part
 	say "robust: $k ($size: $n packets, $frames malformed frames a case)"
+	known=()
+	case $k in base*) known=(--base) ;; esac
 	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$d" -- \
-		"$TOP/bench/robust.sh" $n $frames ${ROBUST_CASES:-} >"$d.log" 2>&1 ||
+		"$TOP/bench/robust.sh" "${known[@]}" $n $frames ${ROBUST_CASES:-} >"$d.log" 2>&1 ||
 		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log" ||
 			echo "robust.sh exited $(cat "$d/status" 2>/dev/null)")"; rc=1; }
 	[ -f "$d/robustness.jsonl" ] || { echo "not ok robust/$k # no results"; rc=1; continue; }
