@@ -45,8 +45,12 @@ static void pg(const char *file, const char *fmt, ...)
 		fail("%s: pktgen rejected the command", path);
 }
 
-/* Frames sent so far by the device's pktgen entry ("pkts-sofar: N"). */
-static unsigned long sofar(const char *dev)
+/*
+ * A count of the device's pktgen entry: "pkts-sofar: " (frames the device
+ * took) or "errors: " (frames it refused, each counted in its tx_dropped:
+ * pktgen sends another in their place).
+ */
+static unsigned long pg_count(const char *dev, const char *key)
 {
 	char path[128], line[256];
 	unsigned long n = 0;
@@ -58,9 +62,9 @@ static unsigned long sofar(const char *dev)
 	if (!f)
 		die(path);
 	while (fgets(line, sizeof(line), f)) {
-		p = strstr(line, "pkts-sofar: ");
+		p = strstr(line, key);
 		if (p)
-			n = strtoul(p + strlen("pkts-sofar: "), NULL, 10);
+			n = strtoul(p + strlen(key), NULL, 10);
 	}
 	fclose(f);
 	return n;
@@ -114,7 +118,7 @@ int main(int argc, char **argv)
 		{ "after", 1, NULL, 'R' }, { 0 }
 	};
 	const char *dev = NULL, *dst = NULL, *mac = NULL, *after = NULL;
-	unsigned long packets = 10000, sent;
+	unsigned long packets = 10000, sent, errors;
 	uint8_t m[6];
 	int c;
 
@@ -155,11 +159,13 @@ int main(int argc, char **argv)
 	pg(dev, "dst_mac %s", mac);
 	align_to_thread(after);
 	pg("pgctrl", "start");	/* returns when the count is sent */
-	sent = sofar(dev);
+	sent = pg_count(dev, "pkts-sofar: ");
+	errors = pg_count(dev, "errors: ");
 	pg("kpktgend_0", "rem_device_all");
 
 	json_begin("pktgen");
 	json_u64("packets", sent);
+	json_u64("errors", errors);
 	json_end();
 	return 0;
 }
