@@ -122,9 +122,9 @@ send_one() { # send_one NAME
 
 	# The recipients were chosen from get_maintainer.pl's answer; when that
 	# answer changes, the choice needs a new look.
-	# Its stderr: git's complaints about Fixes: ids a base without upstream
-	# history does not have (it looks their authors up to Cc them).
-	now=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-git-fallback "${patches[@]}" 2>/dev/null) ||
+	# --no-fixes: the authors of the commits Fixes: names are Cc'd by the
+	# section, so that the answer is the same on a base without history.
+	now=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-git-fallback --no-fixes "${patches[@]}") ||
 		die "get_maintainer.pl failed"
 	was=$(section "$name" | sed -n '/^get_maintainer.pl says/,/^\(to\|cc\):/s/^    //p')
 	[ "$now" = "$was" ] || die "series $name: get_maintainer.pl's answer changed; update MAINTAINERS-notes:

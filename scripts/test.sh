@@ -36,7 +36,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	run selftest "$TOP/selftests/run.sh" series
 	SELFTEST_ONLY="net/tun_drops net/tun_vhost net/tun_wakeup" run selftest-debug "$TOP/selftests/run.sh" debug
 	# The `net` fixes' selftest fails on base and passes with the fixes.
-	step drops "$TOP/scripts/drops.sh"
+	STACK=accounting step drops "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
 	# A short robustness matrix: stress and malformed input on the release
 	# kernel (make robustness: all of it, fault injection too, on both
