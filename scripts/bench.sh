@@ -20,9 +20,7 @@ scenarios=(s000 s001 s002 s003 s004)
 kernels=(base series) cut=()
 if [ -n "${STACK:-}" ]; then
 	SERIES=$STACK selected_series >/dev/null
-	wt=$BUILD/stack/linux
-	[ -d "$wt" ] || tgit worktree add -q --detach "$wt" "stack/$STACK"
-	git -C "$wt" checkout -q -f --detach "stack/$STACK"
+	stack_checkout "$STACK"
 	kernels=(base stack) cut=(--stack "$STACK")
 fi
 mode=${MODE:-}

@@ -13,7 +13,7 @@ series) tree=$TREE ;;
 debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
-stack) tree=$BUILD/stack/linux ;;	# scripts/bench.sh STACK=: the stack cut short
+stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
 *) die "unknown kernel '$kind' (base, series, debug, base-debug)" ;;
 esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"

@@ -8,9 +8,8 @@
 
 STACK=${STACK:-accounting}
 SERIES=$STACK selected_series >/dev/null || exit
-wt=$BUILD/stack/linux
-[ -d "$wt" ] || tgit worktree add -q --detach "$wt" "stack/$STACK"
-git -C "$wt" checkout -q -f --detach "stack/$STACK"
+stack_checkout "$STACK"
+wt=$STACK_TREE
 [ -f "$wt/tools/testing/selftests/net/tun_drops.c" ] ||
 	die "series $STACK: no tun_drops selftest in the stack cut after it"
 for k in base stack; do "$TOP/scripts/build.sh" "$k" >&2; done

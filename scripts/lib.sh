@@ -43,6 +43,13 @@ series_below() {
 	prev=$(stack_names | awk -v n="$1" '$1 == n { print p; exit } { p = $1 }')
 	echo "${prev:+stack/}${prev:-base}"
 }
+# The worktree where build.sh's "stack" kernel builds, checked out at the
+# stack cut after series NAME (bench.sh STACK=, drops.sh).
+STACK_TREE=$BUILD/stack/linux
+stack_checkout() {
+	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" "stack/$1"
+	git -C "$STACK_TREE" checkout -q -f --detach "stack/$1"
+}
 # The series NAME needs, and what those need, bottom first.
 needs_closure() {
 	local want=" $(series_needs "$1" | tr '\n' ' ') " n
