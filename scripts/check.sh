@@ -176,7 +176,7 @@ warnings() {
 	for f in $dfiles; do
 		[ -f "$CHECK_TREE/$f" ] || continue
 		"$CHECK_TREE/scripts/kernel-doc" -none -Wall "$CHECK_TREE/$f" 2>&1 |
-			sed -E "s|$CHECK_TREE/||; s/:[0-9]+:/:/"
+			sed -E "s|$CHECK_TREE/||; s/:[0-9]+([: ])/:\1/"
 	done
 }
 new_warnings() { comm -13 <(sort "$tmp/base.w") <(warnings | sort); }
