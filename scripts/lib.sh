@@ -50,6 +50,21 @@ stack_checkout() {
 	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" "stack/$1"
 	git -C "$STACK_TREE" checkout -q -f --detach "stack/$1"
 }
+# selftest_build TREE KERNEL OUT TEST...: build each kselftest TEST
+# (net/tun_drops) from TREE against the uAPI headers of build.sh's KERNEL,
+# into OUT/net/tun_drops.
+selftest_build() {
+	local tree=$1 hdr t d p
+	hdr=$(kout "$2")
+	make -C "$tree" O="$hdr" headers >/dev/null 2>&1 || die "make headers failed"
+	for t in "${@:4}"; do
+		d=${t%/*} p=${t##*/}
+		mkdir -p "$3/$d"
+		make -s -C "$tree/tools/testing/selftests/$d" OUTPUT="$3/$d" \
+			KHDR_INCLUDES="-isystem $hdr/usr/include" CC=gcc "$3/$d/$p" >"$3/$p.build.log" 2>&1 ||
+			{ tail -20 "$3/$p.build.log"; die "selftest $t: build failed"; }
+	done
+}
 # The series NAME needs, and what those need, bottom first.
 needs_closure() {
 	local want=" $(series_needs "$1" | tr '\n' ' ') " n

@@ -11,15 +11,7 @@ kernels=("$@")
 mapfile -t tests < <(grep -v '^\s*#' "$TOP/selftests/list" | grep . |
 	{ if [ -n "${SELFTEST_ONLY:-}" ]; then grep -xF -f <(tr ' ' '\n' <<<"$SELFTEST_ONLY"); else cat; fi; })
 st=$BUILD/selftests
-hdr=$(kout series)/usr/include
-make -C "$TREE" O="$(kout series)" headers >/dev/null 2>&1 || die "make headers failed"
-for t in "${tests[@]}"; do
-	d=${t%/*}; p=${t##*/}
-	mkdir -p "$st/$d"
-	make -s -C "$TREE/tools/testing/selftests/$d" OUTPUT="$st/$d" \
-		KHDR_INCLUDES="-isystem $hdr" CC=gcc "$st/$d/$p" >"$st/$p.build.log" 2>&1 ||
-		{ tail -20 "$st/$p.build.log"; die "selftest $t: build failed"; }
-done
+selftest_build "$TREE" series "$st" "${tests[@]}"
 
 rc=0
 for k in "${kernels[@]}"; do
