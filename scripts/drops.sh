@@ -16,11 +16,7 @@ for k in base stack; do "$TOP/scripts/build.sh" "$k" >&2; done
 
 # One binary, from the fixes' tree, for both kernels.
 bin=$BUILD/drops
-mkdir -p "$bin"
-make -C "$wt" O="$(kout stack)" headers >/dev/null 2>&1 || die "make headers failed"
-make -s -C "$wt/tools/testing/selftests/net" OUTPUT="$bin" CC=gcc \
-	KHDR_INCLUDES="-isystem $(kout stack)/usr/include" "$bin/tun_drops" \
-	>"$bin/build.log" 2>&1 || { tail -20 "$bin/build.log"; die "tun_drops: build failed"; }
+selftest_build "$wt" stack "$bin" net/tun_drops
 
 rows=$bin/rows rc=0
 : >"$rows"
@@ -30,7 +26,7 @@ for k in base stack; do
 	out=$BUILD/guest/drops-$k
 	say "drops: tun_drops on $name"
 	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t 900 -o "$out" -- \
-		"$TOP/selftests/guest-run.sh" "$bin/tun_drops" >/dev/null ||
+		"$TOP/selftests/guest-run.sh" "$bin/net/tun_drops" >/dev/null ||
 		die "the $name guest crashed, hung or splatted (console: $out/console)"
 	[ $k = base ] || [ "$(cat "$out/tun_drops.rc" 2>/dev/null)" = 0 ] ||
 		{ echo "drops.sh: tun_drops exited $(cat "$out/tun_drops.rc" 2>/dev/null) on $name" >&2; rc=1; }
@@ -72,9 +68,9 @@ want_pass=$(awk -F' \\| ' -v k="$STACK" '$2 == k && ($8 != "pass |" || $7 != 0)'
 	echo "Each tun_drops case sends datagrams out through a tap whose reader"
 	echo "has not read yet, then shrinks the tx ring (tx_queue_len 64 -> 8, 1"
 	echo "or 0), detaches the queue (TUNSETQUEUE) or closes its fd, and reads"
-	echo "what is left.  Each tun_xdp_drops case writes frames to a tun or tap"
-	echo "whose XDP program drops them, in a way that makes tun run it as"
-	echo "generic XDP.  lost: sent, neither read nor counted in the counter."
+	echo "what is left.  Each tun_xdp_drops case writes frames to a tap whose"
+	echo "XDP program drops them, in a way that makes tun run it as generic"
+	echo "XDP.  lost: sent, neither read nor counted in the counter."
 	echo
 	echo "| case | kernel | sent | read | counter | dropped | lost | result |"
 	echo "|---|---|---:|---:|---|---:|---:|---|"
