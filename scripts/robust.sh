@@ -57,9 +57,12 @@ want="default $(tgit rev-parse 'series^{tree}')"
 order=$("$TOP/bench/robust.sh" --list | jq -Rsc 'split("\n") | map(select(. != ""))')
 rows() { # rows KERNEL
 	local f
+	# A run of other code is left out, and must not end the script
+	# (pipefail, set -e): it is no error.
 	for f in "$BUILD/robust/$1" "$BUILD/robust/$1.part"; do
-		[ "$(cat "$f.run" 2>/dev/null)" = "$want" ] && [ -f "$f/robustness.jsonl" ] &&
+		if [ "$(cat "$f.run" 2>/dev/null)" = "$want" ] && [ -f "$f/robustness.jsonl" ]; then
 			jq -c --arg k "$1" --arg run "$(basename "$f")" '. + {kernel: $k, run: $run}' "$f/robustness.jsonl"
+		fi
 	done | jq -sc --argjson order "$order" \
 		'group_by(.case) | map(last) | sort_by(.case as $c | $order | index($c)) | .[]'
 }
