@@ -330,6 +330,8 @@ void make_it_fail(const char *comm, bool on)
 {
 	char path[64];
 	long tid = 0;
+	int tries;
+	bool ok;
 	FILE *f;
 
 	if (comm) {
@@ -349,9 +351,21 @@ void make_it_fail(const char *comm, bool on)
 			 tid);
 	else
 		snprintf(path, sizeof(path), "/proc/thread-self/make-it-fail");
-	f = fopen(path, "w");
-	if (!f || fputs(on ? "1" : "0", f) < 0 || fclose(f))
-		die(path);
+	/*
+	 * Opening the file allocates: for a marked thread clearing its own
+	 * mark that may fail on purpose (ENOMEM), so retry.
+	 */
+	for (tries = 0;; tries++) {
+		f = fopen(path, "w");
+		if (f) {
+			ok = fputs(on ? "1" : "0", f) >= 0;
+			ok = !fclose(f) && ok;
+			if (ok)
+				return;
+		}
+		if (errno != ENOMEM || tries == 1000)
+			die(path);
+	}
 }
 
 /*

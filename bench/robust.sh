@@ -124,16 +124,18 @@ gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n
 # fault_on KIND: allocations of tasks marked make-it-fail (the programs'
 # --fail: the writer while it sends, the vhost worker) fail at random:
 # failslab for every slab cache, fail_page_alloc for kernel pages (user
-# pages, highmem, are spared so that the process keeps running).
+# pages, highmem, are spared so that the process keeps running).  The
+# probability goes last: before the task filter it fails every task's
+# allocations, this script's and the 9p client's among them.
 fault_on() {
 	local d=$dbg/$1
-	echo 1000000 >$d/times
-	for a in "probability 10" "interval 1" "verbose 0" "task-filter Y" \
+	for a in "times 1000000" "interval 1" "verbose 0" "task-filter Y" \
 		"ignore-gfp-wait N"; do echo "${a#* }" >"$d/${a% *}"; done
 	case $1 in
 	failslab) echo N >$d/cache-filter ;;
 	fail_page_alloc) echo Y >$d/ignore-gfp-highmem; echo 0 >$d/min-order ;;
 	esac
+	echo 10 >$d/probability
 }
 # faults_off: stop injecting; prints how many allocations were failed
 faults_off() {

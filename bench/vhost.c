@@ -317,6 +317,7 @@ static int run_tx(void)
 	unsigned int n, i;
 	int tap, link = -1;
 	bool ok = true;
+	char worker[32];
 	long csw, wcsw;
 
 	tap = tap_open(o.tap, IFF_VNET_HDR | (o.napi ? IFF_NAPI : 0) |
@@ -352,12 +353,9 @@ static int run_tx(void)
 	s.packets = s.bytes = 0;
 	vq.kicks = vq.wakeups = 0;
 
-	if (o.fail) {
-		char worker[32];
-
-		snprintf(worker, sizeof(worker), "vhost-%d", getpid());
+	snprintf(worker, sizeof(worker), "vhost-%d", getpid());
+	if (o.fail)
 		make_it_fail(worker, true);
-	}
 	csw = vol_csw(RUSAGE_THREAD);
 	wcsw = worker_csw();
 	t0 = now_ns();
@@ -385,6 +383,14 @@ static int run_tx(void)
 		ok = sinks_settle(&s, o.tap, &c0, &c1, sent);
 	else
 		counters_read(o.tap, &c1);
+	/*
+	 * At exit the worker's exit_mm() races vhost-net's mmput(): the last
+	 * one closes the guest's 9p-backed files mapped here, and a close
+	 * failed on purpose leaves the 9p client broken (every later exec
+	 * fails).  The worker must not exit marked.
+	 */
+	if (o.fail)
+		make_it_fail(worker, false);
 	/*
 	 * With --fail the counters are reported and the caller judges them
 	 * (bench/robust.sh): tun counts a send that failed for memory as
