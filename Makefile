@@ -55,7 +55,8 @@ check: $(BUILD)/series.head
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 
-## robustness the robustness matrix on the debug kernels; writes results/robustness.md
+## robustness the robustness matrix on the debug kernels of base, base with the
+##            `net` fixes and series; writes results/robustness.md
 robustness: $(BUILD)/series.head
 	scripts/robust.sh
 

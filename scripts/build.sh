@@ -1,11 +1,12 @@
 #!/bin/bash
-# Build a guest kernel: build.sh base|series|debug|base-debug [make args...]
+# Build a guest kernel: build.sh base|series|debug|base-debug|stack|stack-debug
+# [make args...]
 # The config is tinyconfig plus kernel-config/ fragments; every requested
 # symbol is checked in the result, so a fragment that silently stopped
 # applying fails the build.
 . "$(dirname "$0")/lib.sh"
 
-kind=${1:?usage: build.sh base|series|debug|base-debug|check}; shift
+kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|check}; shift
 frags=("$TOP/kernel-config/guest.config")
 case $kind in
 base) tree=$BASE_TREE ;;
@@ -14,7 +15,8 @@ debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
 stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
-*) die "unknown kernel '$kind' (base, series, debug, base-debug)" ;;
+stack-debug) tree=$STACK_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
+*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug)" ;;
 esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
 out=$(kout "$kind")

@@ -1,13 +1,15 @@
 #!/bin/bash
 # robust.sh [--short|--long] [KERNEL...]: the robustness matrix
 # (bench/robust.sh: stress, fault injection, malformed input) on each
-# kernel, by default the debug kernels base-debug and debug.  Prints one
-# ok/not ok line per kernel and case.
+# kernel, by default the debug kernels of base (base-debug), of base with
+# the `net` fixes (stack-debug: the stack cut after the last `net` series,
+# or ROBUST_STACK) and of the series (debug).  Prints one ok/not ok line
+# per kernel and case.
 #   --short: 200 packets and 500 frames a case, nothing written (make test)
 #   default: 2,000 packets and 10,000 malformed frames a case; writes
 #            results/robustness.{jsonl,md} once every case has run so on
-#            both kernels on the same series tree (one call, one per
-#            kernel, or cases rerun alone, whose rows replace the others)
+#            the three kernels on the same code (one call, one per kernel,
+#            or cases rerun alone: a case's row is from its latest run)
 #   --long:  500,000 packets and 100,000 frames a case (make stress)
 # ROBUST_CASES="case ...": only these (bench/robust.sh --list).
 . "$(dirname "$0")/lib.sh"
@@ -17,18 +19,37 @@ case ${1:-} in
 --short) size=short n=200 frames=500 limit=2400; shift ;;
 --long) size=long n=500000 frames=100000 limit=36000; shift ;;
 esac
+all=(base-debug stack-debug debug)
 kernels=("$@")
-[ ${#kernels[@]} -gt 0 ] || kernels=(base-debug debug)
+[ ${#kernels[@]} -gt 0 ] || kernels=("${all[@]}")
+fixes=${ROBUST_STACK:-$(stack | awk '$2 == "net" { n = $1 } END { print n }')}
+case " ${kernels[*]} " in *" stack"*)
+	[ -n "$fixes" ] || die "no \`net\` series in $TOP/series: set ROBUST_STACK"
+	SERIES=$fixes selected_series >/dev/null || exit
+	tgit rev-parse -q --verify "stack/$fixes" >/dev/null ||
+		die "no branch stack/$fixes: run 'make apply' first" ;;
+esac
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
+# run_id KERNEL: the code a run of KERNEL tests (the trees of the series
+# and, for the fixes kernel, of its stack cut)
+run_id() {
+	local cut=
+	case $1 in stack*) cut=" $fixes $(tgit rev-parse "stack/$fixes^{tree}")" ;; esac
+	echo "$size $(tgit rev-parse 'series^{tree}')$cut"
+}
 
 rc=0
 mkdir -p "$BUILD/robust"
 for k in "${kernels[@]}"; do
+	# What is built now is what is tested, whatever moves meanwhile.
+	id=$(run_id "$k")
+	case $k in stack*) stack_checkout "$fixes" ;; esac
 	"$TOP/scripts/build.sh" "$k" >&2
 	d=$BUILD/robust/$k
 	# Some cases alone (ROBUST_CASES) keep a folder of their own: in the
-	# table their rows replace the full run's.
+	# table a case's row is from whichever ran later.
 	[ -n "${ROBUST_CASES:-}" ] && d=$d.part
+	rm -f "$d.run"	# a run cut short vouches for nothing
 	say "robust: $k ($size: $n packets, $frames malformed frames a case)"
 	known=()
 	case $k in base*) known=(--base) ;; esac
@@ -37,7 +58,7 @@ for k in "${kernels[@]}"; do
 		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log" ||
 			echo "robust.sh exited $(cat "$d/status" 2>/dev/null)")"; rc=1; }
 	[ -f "$d/robustness.jsonl" ] || { echo "not ok robust/$k # no results"; rc=1; continue; }
-	echo "$size $(tgit rev-parse 'series^{tree}')" >"$d.run"
+	echo "$id" >"$d.run"
 	while read -r line; do
 		c=$(jq -r .case <<<"$line")
 		if [ "$(jq -r .ok <<<"$line")" = true ]; then
@@ -49,17 +70,19 @@ for k in "${kernels[@]}"; do
 	done <"$d/robustness.jsonl"
 done
 
-# The table needs every case on both kernels, from runs on this series'
-# code (its tree: a reworded commit message does not call for a new run);
-# a case's row is its latest: from a run of some cases, or the full run.
-want="default $(tgit rev-parse 'series^{tree}')"
+# The table needs every case on the three kernels, from runs on this
+# code (trees: a reworded commit message does not call for a new run); a
+# case's row is its latest: from a run of some cases, or the full run,
+# whichever ran later (the .run files' times).
 [ $size = default ] || exit $rc
 order=$("$TOP/bench/robust.sh" --list | jq -Rsc 'split("\n") | map(select(. != ""))')
 rows() { # rows KERNEL
-	local f
+	local f want runs=("$BUILD/robust/$1" "$BUILD/robust/$1.part")
+	want=$(run_id "$1")
+	[ "${runs[0]}.run" -nt "${runs[1]}.run" ] && runs=("${runs[1]}" "${runs[0]}")
 	# A run of other code is left out, and must not end the script
 	# (pipefail, set -e): it is no error.
-	for f in "$BUILD/robust/$1" "$BUILD/robust/$1.part"; do
+	for f in "${runs[@]}"; do
 		if [ "$(cat "$f.run" 2>/dev/null)" = "$want" ] && [ -f "$f/robustness.jsonl" ]; then
 			jq -c --arg k "$1" --arg run "$(basename "$f")" '. + {kernel: $k, run: $run}' "$f/robustness.jsonl"
 		fi
@@ -67,21 +90,25 @@ rows() { # rows KERNEL
 		'group_by(.case) | map(last) | sort_by(.case as $c | $order | index($c)) | .[]'
 }
 res=$TOP/results
-for k in base-debug debug; do rows $k; done >"$res/robustness.jsonl.new"
-for k in base-debug debug; do
+for k in "${all[@]}"; do rows $k; done >"$res/robustness.jsonl.new"
+for k in "${all[@]}"; do
 	have=$(jq -r --arg k $k 'select(.kernel == $k) | .case' "$res/robustness.jsonl.new" | sort | tr '\n' ' ')
 	[ "$have" = "$(jq -r '.[]' <<<"$order" | sort | tr '\n' ' ')" ] ||
 		{ rm "$res/robustness.jsonl.new"; exit $rc; }
 done
 mv "$res/robustness.jsonl.new" "$res/robustness.jsonl"
-part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\(.kernel))"' "$res/robustness.jsonl" | paste -sd, | sed 's/,/, /g')
+label='.kernel | sub("-debug$"; "") | sub("^debug$"; "series") | sub("^stack$"; "fixes")'
+part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\('"$label"'))"' "$res/robustness.jsonl" | paste -sd, | sed 's/,/, /g')
 {
 	echo "# Robustness: stress, fault injection and malformed input"
 	echo
 	echo "Generated by \`make robustness\` on the debug kernels (KASAN, lockdep,"
-	echo "kmemleak, DEBUG_NET, fault injection: kernel-config/debug.config), base"
-	echo "$(cat "$(kout base-debug)/include/config/kernel.release") and series at" \
-		"$(tgit log -1 --format='%h %s' series), in a 2-vCPU TCG guest;"
+	echo "kmemleak, DEBUG_NET, fault injection: kernel-config/debug.config) of"
+	echo "base $(cat "$(kout base-debug)/include/config/kernel.release");"
+	echo "of fixes, base with the \`net\` series: the stack cut after $fixes at"
+	echo "$(tgit log -1 --format='%h %s' "stack/$fixes");"
+	echo "and of series at $(tgit log -1 --format='%h %s' series);"
+	echo "in a 2-vCPU TCG guest;"
 	echo "$n packets a stress case, $frames frames a malformed-input case (fixed seeds)."
 	[ -z "$part" ] || echo "Rerun alone (ROBUST_CASES=...), on the same code: $part."
 	echo
@@ -92,7 +119,7 @@ part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\(.kernel))"' "$res/
 	echo
 	echo "| case | kernel | pushed | faults | drops | lost | splats | leaks | result |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
-	jq -r '"| \(.case) | \(.kernel | sub("-debug$"; "") | sub("^debug$"; "series")) | \(.pushed) | \(.faults) | \(.drops) | \(.lost) | \(.splats) | \(.leaks) | \(if .ok then "pass" else "FAIL: \(.note)" end) |"' \
+	jq -r '"| \(.case) | \('"$label"') | \(.pushed) | \(.faults) | \(.drops) | \(.lost) | \(.splats) | \(.leaks) | \(if .ok then "pass" else "FAIL: \(.note)" end) |"' \
 		"$res/robustness.jsonl" | sort -s -t'|' -k2,2
 	echo
 } >"$res/robustness.md"

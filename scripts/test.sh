@@ -39,8 +39,8 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	STACK=accounting step drops "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
 	# A short robustness matrix: stress and malformed input on the release
-	# kernel (make robustness: all of it, fault injection too, on both
-	# debug kernels).
+	# kernel (make robustness: all of it, fault injection too, on the
+	# debug kernels of base, fixes and series).
 	ROBUST_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
 		txqlen-churn txqlen-churn-backpressure requeue reader-stall
 		close-mid-burst delete-under-load malformed-write
