@@ -91,8 +91,10 @@ xmit_case() {
 	ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:02 dev tap0
 	local pids=()
 	for r in $(seq $readers); do
-		# a debug kernel under TCG may take long to start the generator
-		./reader --tap tap0 --packets $((n * 2)) --timeout 3 "${rargs[@]}" \
+		# A debug kernel under TCG may take long to start the generator,
+		# and make stress's packets take many minutes: the readers stop
+		# 3 s after the last packet, not while the generator still sends.
+		./reader --tap tap0 --packets $((n * 2)) --timeout 3 --max-time 86400 "${rargs[@]}" \
 			--start-timeout 60 --ready /tmp/ready.$r >/tmp/r$r.json 2>/tmp/r$r.err &
 		pids+=($!)
 	done
@@ -115,6 +117,13 @@ xmit_case() {
 	[ $lost -ge 0 ] || lost=0
 	# readers that gave up before the traffic would make it all "lost"
 	[ $read -gt 0 ] || [ $lost = 0 ] || { rc=1; echo "the readers read nothing" >>/tmp/g.err; }
+	# A loss is tun's only if the qdisc passed the packets on (it counts
+	# GSO segments each) and the readers read to the end.
+	if [ $lost != 0 ]; then
+		tc -s -j qdisc show dev tap0 |
+			jq -r '"qdisc \(.[0].kind): passed \(.[0].packets), dropped \(.[0].drops)"'
+		for r in $(seq $readers); do echo "; reader $r read for $(j '.ns / 1e9 | floor' /tmp/r$r.json) s"; done
+	fi >>/tmp/g.err
 	record "$name" "$sent" 0 "$dropped" "$lost" \
 		"$([ $rc = 0 ] && echo true || echo false)" "$(cat /tmp/r*.err /tmp/g.err | tr -d '"\n')"
 }
