@@ -11,7 +11,7 @@ SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
 MODE ?= icount
 
-.PHONY: help setup base apply export build selftest check bench robustness drops stress send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -64,6 +64,11 @@ robustness: $(BUILD)/series.head
 ##            `net` fixes (STACK=accounting); writes results/drops.md
 drops: $(BUILD)/series.head
 	scripts/drops.sh
+
+## drops-debug the same on the debug kernels (KASAN, lockdep, kmemleak);
+##            writes results/drops-debug.md
+drops-debug: $(BUILD)/series.head
+	scripts/drops.sh --debug
 
 ## stress     the same matrix, minutes a case (nothing written)
 stress: $(BUILD)/series.head
