@@ -10,8 +10,9 @@ KERNELS ?= base series debug
 SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
 MODE ?= icount
+KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -74,6 +75,12 @@ drops-debug: $(BUILD)/series.head
 stress: $(BUILD)/series.head
 	scripts/robust.sh --long
 
+## fuzz       the seeded tun/tap fuzzer (bench/fuzz) in a guest of KERNEL
+##            (series); a failure is shrunk to a reproducer, build/fuzz/
+##            repro.ops (FUZZ_ARGS="-s 7 -n 1000 -t 600": scripts/fuzz.sh)
+fuzz: $(BUILD)/series.head
+	scripts/fuzz.sh -k $(KERNEL) $(FUZZ_ARGS)
+
 ## send       a dry run of mailing each series (SERIES=NAME: one) as its own thread,
 ##            as you (SENDER=, else git's identity), with b4 where installed;
 ##            mails in build/send/NAME/ (SEND=reflect: to you; SEND=1: for real)
@@ -87,7 +94,6 @@ trailers:
 
 ## profile    per-function instructions per packet of one bench command
 ##            (KERNEL=base|series, NAME=..., PROFILE_CMD="./vhost ...")
-KERNEL ?= series
 PROFILE_CMD ?= ./vhost --mode tx --tap tap0 --sndbuf unlimited --burst 64
 NAME ?= $(KERNEL)-xdp-batch-64
 profile: $(BUILD)/series.head

@@ -1,0 +1,248 @@
+#!/bin/bash
+# fuzz.sh [-k KERNEL] [-s SEED]... [-n SEQUENCES] [-m OPS] [-t SECONDS]
+#         [-b BOOTS] [-T SECONDS]: bench/fuzz, a seeded fuzzer over the
+# tun/tap uAPI, in one guest of KERNEL (default series, built first):
+# SEQUENCES sequences (2000) of OPS ops (20) for each SEED (default 1),
+# within SECONDS (240) in all.  Prints an ok/not ok line per seed.  When a
+# check fails, or the kernel splats, hangs or crashes inside a sequence, it
+# takes that sequence, writes its op list and shrinks it: guests replay it
+# with ops removed (halves, then quarters, down to single ops, until no
+# single op more can go), keeping each removal after which it still fails
+# the same way (the same check on the same device, or the same first splat
+# line), in at most BOOTS guests (24); the shortest list is the
+# reproducer, printed and left in build/fuzz/repro.ops.  A failure outside
+# any sequence (a splat at boot or in the kmemleak pass after the run) or
+# of the fuzzer itself is reported, not shrunk.  -T: the seconds a guest
+# gets on top of its work, for its boot and teardown (120; 900 for a
+# *debug kernel: KASAN under TCG, kmemleak's two scans).  Writes nothing
+# under results/.
+# FUZZ_LOSE_ONE=1: the ledger check pretends a frame was lost, to test the
+# check and the shrinker (bench/fuzz.c).
+. "$(dirname "$0")/lib.sh"
+
+kernel=series seeds=() n=2000 ops=20 budget=240 boots=24 slack=
+while getopts k:s:n:m:t:b:T: opt; do
+	case $opt in
+	k) kernel=$OPTARG ;; s) seeds+=("$OPTARG") ;; n) n=$OPTARG ;;
+	m) ops=$OPTARG ;; t) budget=$OPTARG ;; b) boots=$OPTARG ;;
+	T) slack=$OPTARG ;;
+	*) die "usage: fuzz.sh [-k kernel] [-s seed]... [-n sequences]" \
+		"[-m ops] [-t seconds] [-b boots] [-T seconds]" ;;
+	esac
+done
+[ ${#seeds[@]} -gt 0 ] || seeds=(1)
+# Decimal only: the seeds are matched in the fuzzer's output as printed.
+for v in "${seeds[@]}" "$n" "$ops" "$budget" "$boots" ${slack:+"$slack"}; do
+	[[ $v =~ ^[0-9]+$ ]] || die "not a decimal number: '$v'"
+done
+[ -n "$slack" ] || case $kernel in *debug) slack=900 ;; *) slack=120 ;; esac
+# What is built now is what is tested (a bzImage path is taken as it is).
+case $kernel in */*) ;; *) "$TOP/scripts/build.sh" "$kernel" >&2 ;; esac
+make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
+fz=$TOP/bench/fuzz out=$BUILD/fuzz
+mkdir -p "$out"
+env=()
+[ -z "${FUZZ_LOSE_ONE:-}" ] || env=(env FUZZ_LOSE_ONE=1)
+
+# guest NAME LIMIT CMD...: CMD in a guest; its folder $out/NAME, its log
+# $out/NAME.log; returns the guest's status.
+guest() {
+	local name=$1 limit=$2
+	shift 2
+	"$TOP/scripts/guest.sh" -k "$kernel" -m tcg -t "$limit" \
+		-o "$out/$name" -- "${env[@]}" "$@" >"$out/$name.log" 2>&1
+}
+
+# scripts/guest.sh's splats
+splat_re='BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:'
+splat_re+='|kmemleak: [0-9]+ new suspected|unreferenced object'
+splat_re+='|possible (recursive|circular) locking|inconsistent lock state'
+splat_re+='|suspicious RCU usage|Kernel panic'
+
+# A log line without what differs from boot to boot: time, CPU, PID,
+# addresses.
+norm() {
+	sed -E -e 's/^\[ *[0-9.]+\] //' \
+		-e 's/(CPU|PID|pid|cpu)[:= ]+[0-9]+/\1 N/g' \
+		-e 's/0x[0-9a-f]+/0xN/g' -e 's/\b[0-9a-f]{8,}\b/N/g' |
+		cut -c1-200
+}
+
+# where NAME: two lines: the last marker of bench/fuzz on guest NAME's
+# console before its first splat ("seed S sequence K", "replay FILE",
+# "done", or an empty line), and that splat (empty if none).
+where() {
+	[ -f "$out/$1/console" ] || { printf '\n\n'; return; }
+	awk -v re="$splat_re" '
+		/fuzz: (seed [0-9]+ sequence [0-9]+|replay .*|done)$/ {
+			sub(/.*fuzz: /, ""); m = $0; next
+		}
+		$0 ~ re { s = $0; exit }
+		END { print m; print s }' "$out/$1/console"
+}
+
+# verdict NAME RC: how guest NAME ended.  Sets v_sig, what two runs that
+# fail the same way share: ok, "CHECK DEVICE" (ledger fz0), "splat: LINE",
+# hang, crash or error (the fuzzer's own: not the kernel's); v_why, in
+# words; v_at, where: "S K" (seed S sequence K), replay, or empty:
+# outside any sequence.
+verdict() {
+	local st='' line m splat u
+	local -a w
+	v_sig=ok v_why='' v_at=''
+	[ "$2" = 0 ] && return
+	[ -f "$out/$1/status" ] && st=$(cat "$out/$1/status")
+	line=$(grep -m1 '^fuzz: FAIL ' "$out/$1/output" 2>/dev/null || true)
+	if [ "$st" = 2 ] && [ -n "$line" ]; then
+		# the fuzzer's checks name their sequence themselves
+		# fuzz: FAIL seed S sequence K: WHY, or FAIL replay FILE: WHY
+		v_why=$(sed -E 's/^[^:]*: FAIL [^:]*: //' <<<"$line")
+		v_at=$(awk '$3 == "seed" { print $4, $6 + 0 }' <<<"$line")
+		v_at=${v_at:-replay}
+		case $v_why in
+		splat:*) v_sig="splat: $(norm <<<"${v_why#splat: }")" ;;
+		*) u=$(grep -om1 'fz[01]' <<<"$v_why" || true)
+		   v_sig="${v_why%%:*} $u" ;;
+		esac
+		return
+	fi
+	mapfile -t w < <(where "$1")
+	m=${w[0]:-} splat=${w[1]:-}
+	case $m in
+	seed*) v_at=$(awk '{ print $2, $4 }' <<<"$m") ;;
+	replay*) v_at=replay ;;
+	esac
+	# All of the fuzzer's checks passed: what came later is the run's.
+	[ "$st" != 0 ] || v_at=
+	if [ -n "$splat" ]; then
+		v_sig="splat: $(norm <<<"$splat")" v_why=$v_sig
+	elif grep -q '^guest: .* hung' "$out/$1.log"; then
+		u=$(grep -m1 'unregister_netdevice: waiting for' \
+			"$out/$1/console" | norm | sed 's/ to become free.*//')
+		v_sig="hang${u:+: $u}" v_why="$v_sig (see $out/$1.log)"
+	elif [ -z "$st" ]; then
+		v_sig=crash v_why="crash: no exit status (see $out/$1.log)"
+	else
+		v_sig=error v_at=
+		v_why="error: the fuzzer exited $st (see $out/$1/output)"
+	fi
+}
+
+# replay FILE: v_sig, v_why and v_at of a guest that replays the op list
+# FILE (after the lists in pre), given the boot, its work and a minute.
+replay() {
+	local rc=0
+	guest replay $((slack + 60)) "$fz" "${pre[@]}" --replay "$1" \
+		--trace || rc=$?
+	verdict replay $rc
+}
+
+# Whether the last replay failed as the run did, inside its sequence.
+same() {
+	[ -n "$v_at" ] && [ "$v_sig" = "$want" ]
+}
+
+# shrink FILE: delta debugging of the op list FILE while its replay fails
+# as the run did; the shortest list goes to $out/repro.ops.  Counts the
+# guests in used; spent=1 if it ran out of them first.
+shrink() {
+	local chunk i gone
+	local -a list cand
+	mapfile -t list < <(grep -v '^#' "$1")
+	cp "$1" "$out/repro.ops"
+	chunk=$(((${#list[@]} + 1) / 2))
+	while :; do
+		i=0 gone=0
+		while [ "$i" -lt ${#list[@]} ]; do
+			cand=("${list[@]:0:i}" "${list[@]:i+chunk}")
+			if [ ${#cand[@]} = 0 ]; then
+				i=$((i + chunk))
+				continue
+			fi
+			[ "$used" -lt "$boots" ] || { spent=1; return; }
+			printf '%s\n' "${cand[@]}" >"$out/cand.ops"
+			used=$((used + 1))
+			replay "$out/cand.ops"
+			say "fuzz: shrink: ${#cand[@]} ops: $v_sig"
+			if same; then
+				list=("${cand[@]}") gone=1
+				cp "$out/cand.ops" "$out/repro.ops"
+				cp "$out/replay/output" "$out/repro.trace"
+			else
+				i=$((i + chunk))
+			fi
+		done
+		# single ops until a whole pass removes none: 1-minimal
+		if [ "$chunk" = 1 ]; then
+			[ "$gone" = 1 ] || return 0
+		else
+			chunk=$(((chunk + 1) / 2))
+		fi
+	done
+}
+
+say "fuzz: $kernel, seeds ${seeds[*]}: $n sequences of $ops ops each," \
+	"${budget}s"
+per=$((budget / ${#seeds[@]}))
+[ "$per" -gt 0 ] || per=1
+summary='"\(.sequences) sequences, \(.ops) ops, \(.ops_per_sec) ops/s;'
+summary+=' \(.lives_checked) ledgers: \(.handed) frames handed, \(.read) read,'
+summary+=' \(.tx_dropped) dropped"'
+rc=0
+guest run $((budget + slack)) bash -c \
+	'fz=$1 n=$2 m=$3 t=$4; shift 4
+	for s; do
+		"$fz" --seed "$s" --sequences "$n" --ops "$m" --time "$t" ||
+			exit
+	done' fuzz "$fz" "$n" "$ops" "$per" "${seeds[@]}" || rc=$?
+verdict run $rc
+for s in "${seeds[@]}"; do
+	line=$(grep "^{\"role\":\"fuzz\",\"seed\":$s," "$out/run/output" \
+		2>/dev/null || true)
+	if [ -n "$line" ] && [ "$(jq .failures <<<"$line")" = 0 ]; then
+		echo "ok fuzz/$kernel/seed-$s # $(jq -r "$summary" <<<"$line")"
+	elif [ "$s" != "${v_at% *}" ]; then
+		echo "ok fuzz/$kernel/seed-$s # SKIP not run to its end:" \
+			"the run failed"
+	fi
+done
+[ "$v_sig" = ok ] && exit 0
+if [ -z "$v_at" ]; then
+	[ "$v_sig" = error ] || v_why+=", outside any sequence"
+	echo "not ok fuzz/$kernel # $v_why: not shrunk (see $out/run.log)"
+	exit 1
+fi
+
+read -r s k <<<"$v_at"
+echo "not ok fuzz/$kernel/seed-$s # sequence $k: $v_why"
+want=$v_sig pre=() used=1 spent=
+"$fz" --print "$s" "$k" --ops "$ops" >"$out/seq.ops"
+say "fuzz: seed $s sequence $k in $out/seq.ops; replaying it alone"
+replay "$out/seq.ops"
+alone="alone"
+if ! same && [ "$k" -gt 0 ]; then
+	# What a sequence leaves behind in the kernel may matter.
+	say "fuzz: alone: $v_sig; again after sequence $((k - 1))"
+	"$fz" --print "$s" $((k - 1)) --ops "$ops" >"$out/prev.ops"
+	pre=(--replay "$out/prev.ops") alone="after sequence $((k - 1))"
+	used=2
+	replay "$out/seq.ops"
+fi
+if ! same; then
+	echo "not ok fuzz/$kernel/seed-$s/replay # sequence $k $alone:" \
+		"${v_why:-ok}, not $want (earlier sequences matter?)"
+	exit 1
+fi
+echo "ok fuzz/$kernel/seed-$s/replay # sequence $k $alone: $want again"
+cp "$out/replay/output" "$out/repro.trace"
+shrink "$out/seq.ops"
+rel=${out#"$TOP"/}
+[ -z "$spent" ] || spent="; out of guests (-b $boots): it may shrink further"
+echo "# reproducer: $(grep -vc '^#' "$out/repro.ops") of $ops ops," \
+	"$used guests ($out/repro.ops)$spent:"
+r="bench/fuzz ${pre:+--replay $rel/prev.ops }--replay $rel/repro.ops"
+echo "#   scripts/guest.sh -k $kernel -m tcg -- ${env[*]:+${env[*]} }$r --trace"
+cat "$out/repro.ops"
+echo "# its last replay:"
+sed 's/^/#   /' "$out/repro.trace"
+exit 1
