@@ -30,6 +30,8 @@ tap() { ip tuntap add dev tap0 mode tap "$@" && ip link set tap0 up; }
 # j FILTER FILE: a figure of a program's JSON (0 when it printed none)
 j() { local v; v=$(jq -r "$1" "$2" 2>/dev/null); echo "${v:-0}"; }
 tap_stat() { cat /sys/class/net/tap0/statistics/"$1"; }
+# qdisc_drops: what tap0's root qdisc has dropped (an mq root: its children)
+qdisc_drops() { j '.[0].drops // 0' <(tc -s -j qdisc show dev tap0); }
 
 # churn CMD: eval CMD over and over while the process $target runs, in the
 # background; its pid in $churn
@@ -102,7 +104,7 @@ xmit_case() {
 		for _ in $(seq 100); do [ -e /tmp/ready.$r ] && break; sleep 0.1; done
 	done
 	target=${pids[0]}
-	local d0; d0=$(tap_stat tx_dropped)
+	local d0 q0; d0=$(tap_stat tx_dropped) q0=$(qdisc_drops)
 	churn "$cmd"
 	"$@" >/tmp/g.json 2>/tmp/g.err
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
@@ -112,16 +114,18 @@ xmit_case() {
 	# in tx_dropped): those were pushed too.
 	sent=$(j '.packets + (.errors // 0)' /tmp/g.json)
 	for r in $(seq $readers); do read=$((read + $(j .packets /tmp/r$r.json))); done
-	local dropped=$(($(tap_stat tx_dropped) - d0))
+	# What the qdisc itself dropped (pfifo: a full queue) is counted too.
+	local dropped=$(($(tap_stat tx_dropped) - d0 + $(qdisc_drops) - q0))
 	local lost=$((sent - read - dropped))
 	[ $lost -ge 0 ] || lost=0
 	# readers that gave up before the traffic would make it all "lost"
 	[ $read -gt 0 ] || [ $lost = 0 ] || { rc=1; echo "the readers read nothing" >>/tmp/g.err; }
-	# A loss is tun's only if the qdisc passed the packets on (it counts
-	# GSO segments each) and the readers read to the end.
+	# A loss is tun's only if the qdisc passed the packets on (passed
+	# counts GSO segments, drops whole skbs) and the readers read to the
+	# end.
 	if [ $lost != 0 ]; then
 		tc -s -j qdisc show dev tap0 |
-			jq -r '"qdisc \(.[0].kind): passed \(.[0].packets), dropped \(.[0].drops)"'
+			jq -r '"; qdisc \(.[0].kind): passed \(.[0].packets), dropped \(.[0].drops)"'
 		for r in $(seq $readers); do echo "; reader $r read for $(j '.ns / 1e9 | floor' /tmp/r$r.json) s"; done
 	fi >>/tmp/g.err
 	record "$name" "$sent" 0 "$dropped" "$lost" \
@@ -129,6 +133,9 @@ xmit_case() {
 }
 
 gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n"; }
+# One datagram a send: where the noop qdisc may drop (a device deactivated
+# for a tx_queue_len change), it counts one drop an skb, not a segment.
+udp1() { ./gso --dst 10.0.2.2 --port 9000 --segs 1 --seg-size 22 --packets "$n" --timeout 600; }
 
 # fault_on KIND: allocations of tasks marked make-it-fail (the programs'
 # --fail: the writer while it sends, the vhost worker) fail at random:
@@ -169,17 +176,18 @@ run_case() {
 		vhost_case "$1" 'sleep 1' --sndbuf $sb --burst 64 --xdp $act --xdp-toggle 3 ;;
 
 	txqlen-churn | txqlen-churn-backpressure)	# ring resize via tx_queue_len
-		local bp=() qdisc=
-		# With IFF_BACKPRESSURE packets wait in the qdisc too, and
+		local bp=()
+		# Packets wait in the qdisc while another CPU runs it (and with
+		# IFF_BACKPRESSURE while tun's queue is stopped), and the default
 		# pfifo_fast's resize frees what no longer fits, counted by no
 		# one (net/sched, not tun): a pfifo, which tx_queue_len does not
 		# resize, keeps the case to tun's rings.
-		[ "$1" = txqlen-churn-backpressure ] && bp=(--backpressure) qdisc="pfifo limit 1000"
+		[ "$1" = txqlen-churn-backpressure ] && bp=(--backpressure)
 		# On base a ring resized smaller frees what does not fit
 		# uncounted (tun_queue_resize()): lost packets are reported.
-		qdisc=$qdisc lost_ok=${base:+"lost: freed by ring shrinks, uncounted (base)"} \
+		qdisc="pfifo limit 1000" lost_ok=${base:+"lost: freed by ring shrinks, uncounted (base)"} \
 			xmit_case "$1" 'for l in 1 16 500 4 1000; do ip link set tap0 txqueuelen $l; done' \
-			"${bp[@]}" -- gso32 ;;
+			"${bp[@]}" -- udp1 ;;
 	requeue)	# TUNSETQUEUE detach and attach under load, two queues
 		# On base a detached queue's ring is purged uncounted
 		# (__tun_detach()): lost packets are reported, not failed on.

@@ -113,9 +113,9 @@ part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\('"$label"'))"' "$r
 	[ -z "$part" ] || echo "Rerun alone (ROBUST_CASES=...), on the same code: $part."
 	echo
 	echo "pushed: packets or frames sent; faults: allocations failed on purpose;"
-	echo "drops: counted by the tap (rx_dropped or tx_dropped) or rejected by"
-	echo "write(); lost: neither received nor counted; splats and leaks: console"
-	echo "splats and kmemleak reports after the case."
+	echo "drops: counted by the tap (rx_dropped or tx_dropped) or its qdisc, or"
+	echo "rejected by write(); lost: neither received nor counted; splats and"
+	echo "leaks: console splats and kmemleak reports after the case."
 	echo
 	echo "| case | kernel | pushed | faults | drops | lost | splats | leaks | result |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
