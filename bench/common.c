@@ -23,7 +23,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <linux/bpf.h>
 #include <linux/virtio_net.h>
 #include <unistd.h>
 
@@ -369,6 +371,27 @@ void make_it_fail(const char *comm, bool on)
 }
 
 /*
+ * Load a BPF program of a few instructions, without libbpf: vhost's and
+ * fuzz's XDP verdicts, fuzz's socket filters.
+ */
+int bpf_prog_load(int type, const struct bpf_insn *insns, int n)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.expected_attach_type = type == BPF_PROG_TYPE_XDP ? BPF_XDP : 0;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = n;
+	attr.license = (uintptr_t)"GPL";
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0)
+		die("BPF_PROG_LOAD");
+	return fd;
+}
+
+/*
  * A generator started before its consumer (--after the consumer's --ready
  * file): wait up to 30 s for that file, then align_start().  The consumer
  * so goes to sleep for the first packet while nothing else runs, and how
@@ -542,14 +565,15 @@ size_t malformed_frame(uint8_t *buf, size_t max, size_t hdr_len,
 	return hdr_len + len;
 }
 
-static uint64_t read_stat(const char *tap, const char *name)
+/* A counter of /sys/class/net/DEV/statistics */
+uint64_t read_stat(const char *dev, const char *name)
 {
 	unsigned long long v;
 	char path[128];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s",
-		 tap, name);
+		 dev, name);
 	f = fopen(path, "re");
 	if (!f || fscanf(f, "%llu", &v) != 1)
 		die(path);

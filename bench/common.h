@@ -52,6 +52,9 @@ void start_after(const char *path);
 long find_task(const char *dir, const char *comm);
 void make_it_fail(const char *comm, bool on);
 
+struct bpf_insn;
+int bpf_prog_load(int type, const struct bpf_insn *insns, int n);
+
 /*
  * When a receiver (reader, vhost --mode rx) gives up.  Before the first
  * packet it waits without a timer unless told otherwise: with icount, idle
@@ -102,6 +105,7 @@ struct counters {
 	uint64_t udp_in_errors;
 };
 
+uint64_t read_stat(const char *dev, const char *name);
 void counters_read(const char *tap, struct counters *c);
 void json_counters(const struct counters *a, const struct counters *b);
 

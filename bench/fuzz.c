@@ -468,38 +468,6 @@ static int dev_ioctl(int d, unsigned long req, struct ifreq *ifr)
 	return ret(ioctl(udp, req, ifr));
 }
 
-static uint64_t tx_dropped(int d)
-{
-	unsigned long long v = 0;
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/net/%s/statistics/tx_dropped", dev_name(d));
-	f = fopen(path, "re");
-	if (!f || fscanf(f, "%llu", &v) != 1)
-		fail("%s: unreadable", path);
-	fclose(f);
-	return v;
-}
-
-static int bpf_load(int type, const struct bpf_insn *insns, int n)
-{
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = type;
-	attr.expected_attach_type = type == BPF_PROG_TYPE_XDP ? BPF_XDP : 0;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = n;
-	attr.license = (uintptr_t)"GPL";
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		die("BPF_PROG_LOAD");
-	return fd;
-}
-
 /* Programs of two instructions, without libbpf: r0 = verdict; exit. */
 static void load_progs(void)
 {
@@ -510,19 +478,19 @@ static void load_progs(void)
 	int act;
 
 	/* socket filters: 0 drops, skb->len passes (the steering queue) */
-	filter_prog[0] = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, insn, 2);
+	filter_prog[0] = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, insn, 2);
 	insn[0] = (struct bpf_insn) {
 		.code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_0,
 		.src_reg = BPF_REG_1, .off = offsetof(struct __sk_buff, len),
 	};
-	filter_prog[1] = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, insn, 2);
+	filter_prog[1] = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, insn, 2);
 	/* XDP_REDIRECT without a target: the redirect fails */
 	for (act = XDP_ABORTED; act <= XDP_REDIRECT; act++) {
 		insn[0] = (struct bpf_insn) {
 			.code = BPF_ALU64 | BPF_MOV | BPF_K,
 			.dst_reg = BPF_REG_0, .imm = act,
 		};
-		xdp_prog[act] = bpf_load(BPF_PROG_TYPE_XDP, insn, 2);
+		xdp_prog[act] = bpf_prog_load(BPF_PROG_TYPE_XDP, insn, 2);
 	}
 }
 
@@ -583,7 +551,7 @@ static void life_begin(int d, int ifindex, bool tap)
 	l->pkt = handed_counter(ifindex);
 	l->xdp = -1;
 	l->handed = l->read = 0;
-	l->drop0 = tx_dropped(d);
+	l->drop0 = read_stat(dev_name(d), "tx_dropped");
 	/* Down still, so nothing was sent yet: a MAC, an address for sends */
 	if_no_ipv6(dev_name(d));
 	if (tap) {
@@ -1103,7 +1071,7 @@ static bool ledger(int d, char *why, size_t len)
 		for (i = 0; i < NFD; i++)
 			if (fd_life(i) == l)
 				read_frames(i, DRAIN_MAX);
-		dropped = tx_dropped(d) - l->drop0;
+		dropped = read_stat(dev_name(d), "tx_dropped") - l->drop0;
 		if (l->handed + (lose_one && l->read) <= l->read + dropped)
 			break;
 	}

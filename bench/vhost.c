@@ -282,14 +282,7 @@ static int xdp_attach(const char *tap, int action)
 	union bpf_attr attr;
 	int fd, link;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (uintptr_t)prog;
-	attr.insn_cnt = 2;
-	attr.license = (uintptr_t)"GPL";
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		die("BPF_PROG_LOAD");
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, prog, 2);
 	memset(&attr, 0, sizeof(attr));
 	attr.link_create.prog_fd = fd;
 	attr.link_create.target_ifindex = if_index(tap);
