@@ -12,7 +12,7 @@ SCENARIO ?= all
 MODE ?= icount
 KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -61,13 +61,15 @@ bench: $(BUILD)/series.head
 robustness: $(BUILD)/series.head
 	scripts/robust.sh
 
-## drops      the tun_drops selftest on base and on the stack cut after the
-##            `net` fixes (STACK=accounting); writes results/drops.md
+## drops      a `net` series' selftest on base and on the stack cut after it:
+##            tun_drops for STACK=accounting (the default), results/drops.md;
+##            tun_vhost's malformed_descriptors for STACK=vhost-tx,
+##            results/drops-vhost-tx.md
 drops: $(BUILD)/series.head
 	scripts/drops.sh
 
 ## drops-debug the same on the debug kernels (KASAN, lockdep, kmemleak);
-##            writes results/drops-debug.md
+##            writes results/drops-debug.md (drops-vhost-tx-debug.md)
 drops-debug: $(BUILD)/series.head
 	scripts/drops.sh --debug
 
@@ -76,10 +78,17 @@ stress: $(BUILD)/series.head
 	scripts/robust.sh --long
 
 ## fuzz       the seeded tun/tap fuzzer (bench/fuzz) in a guest of KERNEL
-##            (series); a failure is shrunk to a reproducer, build/fuzz/
-##            repro.ops (FUZZ_ARGS="-s 7 -n 1000 -t 600": scripts/fuzz.sh)
+##            (series; coverage: guided by KCOV); a failure is shrunk to a
+##            reproducer, build/fuzz/repro.ops (FUZZ_ARGS="-s 7 -n 1000
+##            -t 600": scripts/fuzz.sh; -r: recorded in results/fuzz.md)
 fuzz: $(BUILD)/series.head
 	scripts/fuzz.sh -k $(KERNEL) $(FUZZ_ARGS)
+
+## coverage   gcov line coverage of tun.c, tap.c, vhost/net.c and ptr_ring.h
+##            by make test's guest workloads, on the coverage kernel (series
+##            with kernel-config/coverage.config); writes results/coverage.md
+coverage: $(BUILD)/series.head
+	scripts/coverage.sh
 
 ## send       a dry run of mailing each series (SERIES=NAME: one) as its own thread,
 ##            as you (SENDER=, else git's identity), with b4 where installed;

@@ -5,8 +5,8 @@
 #   instructions per packet, two boots per kernel to show they repeat;
 #   PACKETS a case (default 20,000; five times that in s000 and s003).
 # MODE=kvm (default where the KVM probe boots): wall-clock pps, 5 boots.
-# --smoke: small packet counts on the series kernel only, nothing written to
-#   results/; prints ok/not ok per scenario.
+# --smoke: small packet counts on the series kernel only (SMOKE_KERNEL=KIND:
+#   that one), nothing written to results/; prints ok/not ok per scenario.
 . "$(dirname "$0")/lib.sh"
 
 smoke=
@@ -23,18 +23,19 @@ if [ -n "${STACK:-}" ]; then
 	stack_checkout "$STACK"
 	kernels=(base stack) cut=(--stack "$STACK")
 fi
+if [ -n "$smoke" ]; then kernels=("${SMOKE_KERNEL:-${kernels[1]}}"); fi
 mode=${MODE:-}
 if [ -z "$mode" ]; then
 	mode=icount
-	"$TOP/scripts/build.sh" "${kernels[1]}" >&2
-	"$TOP/scripts/kvm-probe.sh" "$(kout "${kernels[1]}")/arch/x86/boot/bzImage" && mode=kvm
+	"$TOP/scripts/build.sh" "${kernels[-1]}" >&2
+	"$TOP/scripts/kvm-probe.sh" "$(kout "${kernels[-1]}")/arch/x86/boot/bzImage" && mode=kvm
 fi
 case $mode in
 icount) reps=2 n=${PACKETS:-20000} ;;
 kvm) reps=5 n=${PACKETS:-500000} ;;
 *) die "MODE=$mode: icount or kvm" ;;
 esac
-if [ -n "$smoke" ]; then kernels=("${kernels[1]}") reps=1 n=300; fi
+if [ -n "$smoke" ]; then reps=1 n=300; fi
 
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done

@@ -1,13 +1,13 @@
 #!/bin/bash
-# Build a guest kernel: build.sh base|series|debug|base-debug|stack|stack-debug
-# [make args...]
+# Build a guest kernel: build.sh base|series|debug|base-debug|stack|stack-debug|
+# coverage [make args...]
 # The config is tinyconfig plus kernel-config/ fragments; every requested
 # symbol is checked in the result, so a fragment that silently stopped
 # applying fails the build.
 . "$(dirname "$0")/lib.sh"
 
-kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|check}; shift
-frags=("$TOP/kernel-config/guest.config")
+kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|coverage|check}; shift
+frags=("$TOP/kernel-config/guest.config") prof=()
 case $kind in
 base) tree=$BASE_TREE ;;
 series) tree=$TREE ;;
@@ -16,7 +16,13 @@ base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
 stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
 stack-debug) tree=$STACK_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
-*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug)" ;;
+coverage) tree=$TREE; frags+=("$TOP/kernel-config/coverage.config")
+	# gcov and KCOV for the code under test only (kbuild's per-object
+	# switches, by object name)
+	for o in tun.o tap.o net.o; do
+		prof+=("GCOV_PROFILE_$o=y" "KCOV_INSTRUMENT_$o=y")
+	done ;;
+*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug, coverage)" ;;
 esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
 out=$(kout "$kind")
@@ -47,6 +53,6 @@ bad=$(cat "${frags[@]}" | sed -n -e 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)/\1=\2/p' \
 done)
 [ -z "$bad" ] || die "$kind: config fragments not honoured: $(echo $bad)"
 
-kmake -j"$(nproc)" "$@" bzImage >>"$log" 2>&1 ||
+kmake -j"$(nproc)" "${prof[@]}" "$@" bzImage >>"$log" 2>&1 ||
 	{ grep -E 'error|Error' "$log" | tail -20; die "$kind: build failed (log: $log)"; }
 say "build: $kind $(cat "$out/include/config/kernel.release") ($((SECONDS - start))s)"

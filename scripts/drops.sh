@@ -1,11 +1,19 @@
 #!/bin/bash
-# drops.sh [--debug]: the tun_drops selftest on base and on the stack cut
-# after the `net` series (STACK=NAME, default accounting), each case's
-# counters in results/drops.md; with --debug on the debug kernels of both
-# (KASAN, lockdep, kmemleak), in results/drops-debug.md.  A case fails
-# where a packet the tap accepted was neither read nor counted.  Exit
-# status 1 unless every case fails on base and passes on the fixes: the
-# test must catch what the fixes fix.
+# drops.sh [--debug]: a `net` series' selftest on base and on the stack cut
+# after that series (STACK=NAME, default accounting); with --debug on the
+# debug kernels of both (KASAN, lockdep, kmemleak).
+#   accounting: tun_drops, each case's counters in results/drops.md
+#     (drops-debug.md); a case fails where a packet the tap accepted was
+#     neither read nor counted.
+#   vhost-tx: tun_vhost's malformed_descriptors cases (the test is new in
+#     rx-list, so its binary comes from the series tree), in
+#     results/drops-vhost-tx.md (drops-vhost-tx-debug.md); a case fails
+#     where the vhost worker spins on a bad descriptor or the queue stalls.
+#     The fix is on the XDP-batch path (sndbuf unlimited); the sndbuf
+#     limited cases take the sendmsg path, which base already handles, and
+#     pass on both, as controls.
+# Exit status 1 unless every case the fixes fix fails on base, and every
+# case passes with the fixes: the test must catch what the fixes fix.
 . "$(dirname "$0")/lib.sh"
 
 kernels=(base stack) limit=900 res=drops cmd="make drops" kind='' on=on
@@ -17,32 +25,33 @@ case ${1:-} in
 esac
 STACK=${STACK:-accounting}
 SERIES=$STACK selected_series >/dev/null || exit
+# the test, the tree it is built from, its arguments
+case $STACK in
+accounting) test=tun_drops src=$STACK_TREE args=() hdr=${kernels[1]} ;;
+vhost-tx) test=tun_vhost src=$TREE args=(-t malformed_descriptors)
+	hdr=series res=${res/drops/drops-vhost-tx} cmd+=" STACK=vhost-tx"
+	[ -n "$kind" ] && hdr=debug ;;
+*) die "STACK=$STACK: drops.sh knows the selftests of accounting and vhost-tx" ;;
+esac
 stack_checkout "$STACK"
 wt=$STACK_TREE
-[ -f "$wt/tools/testing/selftests/net/tun_drops.c" ] ||
-	die "series $STACK: no tun_drops selftest in the stack cut after it"
-for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
+[ -f "$src/tools/testing/selftests/net/$test.c" ] ||
+	die "series $STACK: no $test selftest in $src"
+for k in $(printf '%s\n' "${kernels[@]}" "$hdr" | awk '!seen[$0]++'); do
+	"$TOP/scripts/build.sh" "$k" >&2
+done
 
-# One binary, from the fixes' tree, for both kernels.
+# One binary, from the tree that has the test, for both kernels.
 bin=$BUILD/$res
-selftest_build "$wt" "${kernels[1]}" "$bin" net/tun_drops
+selftest_build "$src" "$hdr" "$bin" "net/$test"
 
 rows=$bin/rows rc=0
 : >"$rows"
-for k in "${kernels[@]}"; do
-	name=base
-	case $k in stack*) name=$STACK ;; esac
-	out=$BUILD/guest/drops-$k
-	say "drops: tun_drops on $name ($k)"
-	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
-		"$TOP/selftests/guest-run.sh" "$bin/net/tun_drops" >/dev/null ||
-		die "the $name guest crashed, hung or splatted (console: $out/console)"
-	[ "$name" = base ] || [ "$(cat "$out/tun_drops.rc" 2>/dev/null)" = 0 ] ||
-		{ echo "drops.sh: tun_drops exited $(cat "$out/tun_drops.rc" 2>/dev/null) on $name" >&2; rc=1; }
-	# "#  RUN FIXTURE.CASE.TEST", "# ...:sent N, read N, tx_dropped +N,
-	# other frames N" (tun_drops) or "# ...:written N, rx_dropped +N"
-	# (tun_xdp_drops), then "ok|not ok N FIXTURE.CASE.TEST".
-	awk -v k="$name" '
+# tun_drops: "#  RUN FIXTURE.CASE.TEST", "# ...:sent N, read N, tx_dropped
+# +N, other frames N" (tun_drops) or "# ...:written N, rx_dropped +N"
+# (tun_xdp_drops), then "ok|not ok N FIXTURE.CASE.TEST".
+rows_tun_drops() {
+	awk -v k="$1" '
 		function num(re,  t) {
 			if (!match($0, re)) return ""
 			t = substr($0, RSTART, RLENGTH)
@@ -59,30 +68,84 @@ for k in "${kernels[@]}"; do
 		/^(not )?ok [0-9]+ tun_(xdp_)?drops\./ {
 			if (s == "" || d == "") { print "| " cs " | " k " | | | | | | no counters |"; next }
 			print "| " cs " | " k " | " s " | " r " | " ctr " | " d " | " s - r - d " | " ($1 == "ok" ? "pass" : "fail") " |"
-		}' "$out/tun_drops.ktap" >>"$rows"
+		}' "$2"
+}
+# tun_vhost: the first line a case logged ("# tun_vhost.c:LINE:TEST:WHAT")
+# says why it failed.
+rows_tun_vhost() {
+	awk -v k="$1" '
+		/^# +RUN / { split($3, c, "."); cs = c[1] "." c[2]; why = "" }
+		/^# +tun_vhost\.c:[0-9]+:/ && why == "" {
+			why = $0; sub(/^# +tun_vhost\.c:[0-9]+:[^:]*:/, "", why)
+			gsub(/\|/, "\\|", why)
+		}
+		/^(not )?ok [0-9]+ tun_vhost\./ {
+			r = $1 == "ok" ? "pass" : "fail"
+			if (/# SKIP/) r = "skip"
+			print "| " cs " | " k " | " r " | " (r == "fail" ? why : "") " |"
+		}' "$2"
+}
+for k in "${kernels[@]}"; do
+	name=base
+	case $k in stack*) name=$STACK ;; esac
+	out=$BUILD/guest/drops-$k
+	say "drops: $test on $name ($k)"
+	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
+		bash -c 'cd "$1" && timeout -s KILL 600 "./$2" "${@:3}" \
+			>"$GUEST_OUT/$2.ktap" 2>&1; echo $? >"$GUEST_OUT/$2.rc"' \
+		run "$bin/net" "$test" "${args[@]}" >/dev/null ||
+		die "the $name guest crashed, hung or splatted (console: $out/console)"
+	[ "$name" = base ] || [ "$(cat "$out/$test.rc" 2>/dev/null)" = 0 ] ||
+		{ echo "drops.sh: $test exited $(cat "$out/$test.rc" 2>/dev/null) on $name" >&2; rc=1; }
+	"rows_$test" "$name" "$out/$test.ktap" >>"$rows"
 done
 
-# The same cases on both, each losing packets on base and none with the
-# fixes.
+# The same cases on both, each failing on base (tun_drops: losing packets)
+# and passing with the fixes (tun_drops: losing none).
 cases() { awk -F' \\| ' -v k="$1" '$2 == k { print $1 }' "$rows"; }
-want_fail=$(awk -F' \\| ' '$2 == "base" && ($8 != "fail |" || !($7 > 0))' "$rows")
-want_pass=$(awk -F' \\| ' -v k="$STACK" '$2 == k && ($8 != "pass |" || $7 != 0)' "$rows")
+if [ "$test" = tun_drops ]; then
+	want_fail=$(awk -F' \\| ' '$2 == "base" && ($8 != "fail |" || !($7 > 0))' "$rows")
+	want_pass=$(awk -F' \\| ' -v k="$STACK" '$2 == k && ($8 != "pass |" || $7 != 0)' "$rows")
+else
+	want_fail=$(awk -F' \\| ' '$2 == "base" && $1 ~ /unlimited/ && $3 != "fail"' "$rows")
+	want_pass=$(awk -F' \\| ' -v k="$STACK" '$2 == k && $3 != "pass"' "$rows")
+fi
 [ -n "$(cases base)" ] && [ "$(cases base)" = "$(cases "$STACK")" ] &&
 	[ -z "$want_fail$want_pass" ] || rc=1
+release=$(cat "$(kout "${kernels[0]}")/include/config/kernel.release")
+cut=$(git -C "$wt" log -1 --abbrev=12 --format='%h %s' "stack/$STACK")
 {
-	echo "# tun drop accounting: tun_drops on base and with the \`net\` fixes"
-	echo
-	echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $(cat "$(kout "${kernels[0]}")/include/config/kernel.release") and $on the stack cut after series $STACK ($(git -C "$wt" log -1 --abbrev=12 --format='%h %s' "stack/$STACK")), in a 2-vCPU TCG guest; one tun_drops binary, built from that tree."
-	echo
-	echo "Each tun_drops case sends datagrams out through a tap whose reader"
-	echo "has not read yet, then shrinks the tx ring (tx_queue_len 64 -> 8, 1"
-	echo "or 0), detaches the queue (TUNSETQUEUE) or closes its fd, and reads"
-	echo "what is left.  Each tun_xdp_drops case writes frames to a tap whose"
-	echo "XDP program drops them, in a way that makes tun run it as generic"
-	echo "XDP.  lost: sent, neither read nor counted in the counter."
-	echo
-	echo "| case | kernel | sent | read | counter | dropped | lost | result |"
-	echo "|---|---|---:|---:|---|---:|---:|---|"
+	if [ "$test" = tun_drops ]; then
+		echo "# tun drop accounting: tun_drops on base and with the \`net\` fixes"
+		echo
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on the stack cut after series $STACK ($cut), in a 2-vCPU TCG guest; one tun_drops binary, built from that tree."
+		echo
+		echo "Each tun_drops case sends datagrams out through a tap whose reader"
+		echo "has not read yet, then shrinks the tx ring (tx_queue_len 64 -> 8, 1"
+		echo "or 0), detaches the queue (TUNSETQUEUE) or closes its fd, and reads"
+		echo "what is left.  Each tun_xdp_drops case writes frames to a tap whose"
+		echo "XDP program drops them, in a way that makes tun run it as generic"
+		echo "XDP.  lost: sent, neither read nor counted in the counter."
+		echo
+		echo "| case | kernel | sent | read | counter | dropped | lost | result |"
+		echo "|---|---|---:|---:|---|---:|---:|---|"
+	else
+		echo "# vhost-net TX: malformed descriptors on base and with the \`net\` fix"
+		echo
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on the stack cut after series $STACK ($cut), in a 2-vCPU TCG guest; one tun_vhost binary, built from the series tree ($(tgit log -1 --abbrev=12 --format='%h %s')), run as \`tun_vhost ${args[*]}\`."
+		echo
+		echo "Each case posts a TX descriptor shorter than the virtio-net header,"
+		echo "then one whose checksum range ends past its frame, each followed by"
+		echo "a good frame, on a tap with the variant's sndbuf (limited: the"
+		echo "sendmsg path; unlimited: the XDP-batch path), rx-frames or XDP"
+		echo "program.  It fails if the vhost worker stays on a CPU, or if the"
+		echo "queue never uses the good frame after the bad one.  The fix is on"
+		echo "the XDP-batch path; the sendmsg path's cases, which base already"
+		echo "gets right, pass on both kernels as controls."
+		echo
+		echo "| case | kernel | result | what a failing case logged first |"
+		echo "|---|---|---|---|"
+	fi
 	LC_ALL=C sort -s -t'|' -k2,2 "$rows"	# base's row of a case first
 } >"$TOP/results/$res.md"
 say "drops: results/$res.md"

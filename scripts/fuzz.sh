@@ -1,11 +1,13 @@
 #!/bin/bash
 # fuzz.sh [-k KERNEL] [-s SEED]... [-n SEQUENCES] [-m OPS] [-t SECONDS]
-#         [-b BOOTS] [-T SECONDS]: bench/fuzz, a seeded fuzzer over the
+#         [-b BOOTS] [-T SECONDS] [-L] [-G] [-r]: bench/fuzz, a seeded fuzzer over the
 # tun/tap uAPI, in one guest of KERNEL (default series, built first):
-# SEQUENCES sequences (2000) of OPS ops (20) for each SEED (default 1),
-# within SECONDS (240) in all.  Prints an ok/not ok line per seed.  When a
+# SEQUENCES sequences (2000) of OPS ops (20; a guided one up to twice that)
+# for each SEED (default 1), within SECONDS (240) in all, guided by KCOV
+# where the kernel has it (the coverage kernel; -G: not).  Prints an ok/not ok line per seed.  When a
 # check fails, or the kernel splats, hangs or crashes inside a sequence, it
-# takes that sequence, writes its op list and shrinks it: guests replay it
+# takes that sequence's op list (saved by the fuzzer before it ran it) and
+# shrinks it: guests replay it
 # with ops removed (halves, then quarters, down to single ops, until no
 # single op more can go), keeping each removal after which it still fails
 # the same way (the same check on the same device, or the same first splat
@@ -14,20 +16,25 @@
 # any sequence (a splat at boot or in the kmemleak pass after the run) or
 # of the fuzzer itself is reported, not shrunk.  -T: the seconds a guest
 # gets on top of its work, for its boot and teardown (120; 900 for a
-# *debug kernel: KASAN under TCG, kmemleak's two scans).  Writes nothing
-# under results/.
+# *debug kernel: KASAN under TCG, kmemleak's two scans).  -L: no ledger
+# check (bench/fuzz --no-ledger), for a kernel without the `net` fixes,
+# which loses frames uncounted; implied for base and base-debug.  -r:
+# record the run in results/fuzz.jsonl, the latest of each kernel and
+# mode (guided, unguided or without KCOV), and write results/fuzz.md from
+# those records; otherwise nothing under results/ is written.
 # FUZZ_LOSE_ONE=1: the ledger check pretends a frame was lost, to test the
 # check and the shrinker (bench/fuzz.c).
 . "$(dirname "$0")/lib.sh"
 
-kernel=series seeds=() n=2000 ops=20 budget=240 boots=24 slack=
-while getopts k:s:n:m:t:b:T: opt; do
+kernel=series seeds=() n=2000 ops=20 budget=240 boots=24 slack= checks=() rec=
+while getopts k:s:n:m:t:b:T:LGr opt; do
 	case $opt in
 	k) kernel=$OPTARG ;; s) seeds+=("$OPTARG") ;; n) n=$OPTARG ;;
 	m) ops=$OPTARG ;; t) budget=$OPTARG ;; b) boots=$OPTARG ;;
-	T) slack=$OPTARG ;;
+	T) slack=$OPTARG ;; L) checks+=(--no-ledger) ;; G) checks+=(--no-guide) ;;
+	r) rec=1 ;;
 	*) die "usage: fuzz.sh [-k kernel] [-s seed]... [-n sequences]" \
-		"[-m ops] [-t seconds] [-b boots] [-T seconds]" ;;
+		"[-m ops] [-t seconds] [-b boots] [-T seconds] [-L] [-G] [-r]" ;;
 	esac
 done
 [ ${#seeds[@]} -gt 0 ] || seeds=(1)
@@ -36,11 +43,15 @@ for v in "${seeds[@]}" "$n" "$ops" "$budget" "$boots" ${slack:+"$slack"}; do
 	[[ $v =~ ^[0-9]+$ ]] || die "not a decimal number: '$v'"
 done
 [ -n "$slack" ] || case $kernel in *debug) slack=900 ;; *) slack=120 ;; esac
+case $rec$kernel in 1*/*) die "-r records a kernel the workbench builds, not $kernel" ;; esac
+case $kernel in base | base-debug) checks+=(--no-ledger) ;; esac
 # What is built now is what is tested (a bzImage path is taken as it is).
 case $kernel in */*) ;; *) "$TOP/scripts/build.sh" "$kernel" >&2 ;; esac
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 fz=$TOP/bench/fuzz out=$BUILD/fuzz
 mkdir -p "$out"
+# what a run before this one shrank is not this run's
+rm -f "$out"/{seq,prev,cand,repro}.ops "$out/repro.trace"
 env=()
 [ -z "${FUZZ_LOSE_ONE:-}" ] || env=(env FUZZ_LOSE_ONE=1)
 
@@ -74,6 +85,7 @@ norm() {
 where() {
 	[ -f "$out/$1/console" ] || { printf '\n\n'; return; }
 	awk -v re="$splat_re" '
+		{ sub(/\r$/, "") }	# the serial console ends lines CRLF
 		/fuzz: (seed [0-9]+ sequence [0-9]+|replay .*|done)$/ {
 			sub(/.*fuzz: /, ""); m = $0; next
 		}
@@ -132,7 +144,7 @@ verdict() {
 # FILE (after the lists in pre), given the boot, its work and a minute.
 replay() {
 	local rc=0
-	guest replay $((slack + 60)) "$fz" "${pre[@]}" --replay "$1" \
+	guest replay $((slack + 60)) "$fz" "${checks[@]}" "${pre[@]}" --replay "$1" \
 		--trace || rc=$?
 	verdict replay $rc
 }
@@ -187,14 +199,16 @@ per=$((budget / ${#seeds[@]}))
 [ "$per" -gt 0 ] || per=1
 summary='"\(.sequences) sequences, \(.ops) ops, \(.ops_per_sec) ops/s;'
 summary+=' \(.lives_checked) ledgers: \(.handed) frames handed, \(.read) read,'
-summary+=' \(.tx_dropped) dropped"'
+summary+=' \(.tx_dropped) dropped\(if .unaccounted then ", \(.unaccounted)'
+summary+=' unaccounted (no ledger check)" else "" end)'
+summary+='\(if .pcs then "; KCOV: \(.pcs) PCs, guided: \(.guided)" else "" end)"'
 rc=0
 guest run $((budget + slack)) bash -c \
-	'fz=$1 n=$2 m=$3 t=$4; shift 4
+	'fz=$1 n=$2 m=$3 t=$4 c=$5; shift 5
 	for s; do
-		"$fz" --seed "$s" --sequences "$n" --ops "$m" --time "$t" ||
+		"$fz" --seed "$s" --sequences "$n" --ops "$m" --time "$t" $c ||
 			exit
-	done' fuzz "$fz" "$n" "$ops" "$per" "${seeds[@]}" || rc=$?
+	done' fuzz "$fz" "$n" "$ops" "$per" "${checks[*]}" "${seeds[@]}" || rc=$?
 verdict run $rc
 for s in "${seeds[@]}"; do
 	line=$(grep "^{\"role\":\"fuzz\",\"seed\":$s," "$out/run/output" \
@@ -206,24 +220,46 @@ for s in "${seeds[@]}"; do
 			"the run failed"
 	fi
 done
-[ "$v_sig" = ok ] && exit 0
+
+# finish RC [FINDING [REPLAY]]: with -r, the record; exit RC.
+finish() {
+	[ -z "$rec" ] || "$TOP/scripts/fuzz-record.sh" "$kernel" "$out" \
+		"${2:-}" "${3:-}" "${seeds[*]}" "$n" "$ops" "$budget" \
+		"${checks[*]}" || exit 1
+	exit "$1"
+}
+[ "$v_sig" = ok ] && finish 0
 if [ -z "$v_at" ]; then
 	[ "$v_sig" = error ] || v_why+=", outside any sequence"
 	echo "not ok fuzz/$kernel # $v_why: not shrunk (see $out/run.log)"
-	exit 1
+	finish 1 "$v_why, not shrunk"
 fi
 
 read -r s k <<<"$v_at"
 echo "not ok fuzz/$kernel/seed-$s # sequence $k: $v_why"
 want=$v_sig pre=() used=1 spent=
-"$fz" --print "$s" "$k" --ops "$ops" >"$out/seq.ops"
+# saved K FILE: sequence K's op list, from the last two the fuzzer wrote
+# out before it ran them (a guided sequence cannot be drawn again from its
+# seed; a splat printed late may pin the one before the last)
+saved() {
+	local f
+	for f in "$out"/run/fuzz-{current,previous}.ops; do
+		grep -qx "# fuzz seed $s sequence $1\( (guided)\)\?" "$f" \
+			2>/dev/null && cp "$f" "$2" && return
+	done
+	return 1
+}
+if ! saved "$k" "$out/seq.ops"; then
+	echo "not ok fuzz/$kernel/seed-$s/replay # sequence $k: its op list" \
+		"is not among the last two the fuzzer saved ($out/run)"
+	finish 1 "seed $s sequence $k: $want; its op list was not saved"
+fi
 say "fuzz: seed $s sequence $k in $out/seq.ops; replaying it alone"
 replay "$out/seq.ops"
 alone="alone"
-if ! same && [ "$k" -gt 0 ]; then
+if ! same && [ "$k" -gt 0 ] && saved $((k - 1)) "$out/prev.ops"; then
 	# What a sequence leaves behind in the kernel may matter.
 	say "fuzz: alone: $v_sig; again after sequence $((k - 1))"
-	"$fz" --print "$s" $((k - 1)) --ops "$ops" >"$out/prev.ops"
 	pre=(--replay "$out/prev.ops") alone="after sequence $((k - 1))"
 	used=2
 	replay "$out/seq.ops"
@@ -231,18 +267,18 @@ fi
 if ! same; then
 	echo "not ok fuzz/$kernel/seed-$s/replay # sequence $k $alone:" \
 		"${v_why:-ok}, not $want (earlier sequences matter?)"
-	exit 1
+	finish 1 "seed $s sequence $k: $want; its replay: ${v_why:-ok}"
 fi
 echo "ok fuzz/$kernel/seed-$s/replay # sequence $k $alone: $want again"
 cp "$out/replay/output" "$out/repro.trace"
 shrink "$out/seq.ops"
 rel=${out#"$TOP"/}
 [ -z "$spent" ] || spent="; out of guests (-b $boots): it may shrink further"
-echo "# reproducer: $(grep -vc '^#' "$out/repro.ops") of $ops ops," \
+echo "# reproducer: $(grep -vc '^#' "$out/repro.ops") of $(grep -vc '^#' "$out/seq.ops") ops," \
 	"$used guests ($out/repro.ops)$spent:"
-r="bench/fuzz ${pre:+--replay $rel/prev.ops }--replay $rel/repro.ops"
+r="bench/fuzz ${checks[*]:+${checks[*]} }${pre:+--replay $rel/prev.ops }--replay $rel/repro.ops"
 echo "#   scripts/guest.sh -k $kernel -m tcg -- ${env[*]:+${env[*]} }$r --trace"
 cat "$out/repro.ops"
 echo "# its last replay:"
 sed 's/^/#   /' "$out/repro.trace"
-exit 1
+finish 1 "seed $s sequence $k: $want" "scripts/guest.sh -k $kernel -m tcg -- $r"

@@ -30,6 +30,13 @@ export HOME=/tmp GUEST_OUT=/tmp/guest TERM=dumb
 cd "$(cat /tmp/guest/cwd)"
 bash /tmp/guest/cmd </dev/null >/tmp/guest/output 2>&1
 echo $? >/tmp/guest/status
+# A coverage kernel's line counts (kernel-config/coverage.config), for
+# scripts/coverage.sh: its .gcda files, by their paths in the build.
+if [ -d /sys/kernel/debug/gcov ]; then
+	mkdir -p /tmp/guest/gcov
+	(cd /sys/kernel/debug/gcov && find . -name '*.gcda' \
+		-exec cp --parents {} /tmp/guest/gcov/ \;)
+fi
 
 if [ -e $leaks ]; then
 	# kmemleak only reports an object unreferenced across two scans.

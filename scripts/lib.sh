@@ -46,6 +46,12 @@ series_below() {
 # The worktree where build.sh's "stack" kernel builds, checked out at the
 # stack cut after series NAME (bench.sh STACK=, drops.sh).
 STACK_TREE=$BUILD/stack/linux
+# The robustness cases a release kernel runs (make test, make coverage):
+# all but fault injection, which needs a debug kernel.
+RELEASE_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
+	txqlen-churn txqlen-churn-backpressure requeue reader-stall
+	close-mid-burst delete-under-load malformed-write
+	malformed-vhost-xdp_batch malformed-vhost-msg_more"
 stack_checkout() {
 	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" "stack/$1"
 	git -C "$STACK_TREE" checkout -q -f --detach "stack/$1"

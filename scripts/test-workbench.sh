@@ -21,6 +21,12 @@ expect corrupt-tarball 'sha256 [0-9a-f]+, expected' \
 expect missing-tarball 'no such file' \
 	env BUILD="$tmp/b" LINUX_SRC_TARBALL="$tmp/none.tar.xz" "$TOP/scripts/base.sh"
 
+expect fuzz-bad-seed "not a decimal number: '0x10'" \
+	"$TOP/scripts/fuzz.sh" -s 0x10
+expect drops-unknown-series 'STACK=rx-list: drops.sh knows the selftests of' \
+	env STACK=rx-list "$TOP/scripts/drops.sh"
+expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
+
 # A patch whose context is not in tun.c: apply names it and the file, and
 # the series branch is left where it was.
 before=$(tgit rev-parse series)

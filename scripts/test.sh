@@ -35,16 +35,17 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	# every test on base, series and debug.)
 	run selftest "$TOP/selftests/run.sh" series
 	SELFTEST_ONLY="net/tun_drops net/tun_vhost net/tun_wakeup" run selftest-debug "$TOP/selftests/run.sh" debug
-	# The `net` fixes' selftest fails on base and passes with the fixes.
+	# Each `net` series' selftest fails on base and passes with its fixes.
 	STACK=accounting step drops "$TOP/scripts/drops.sh"
+	STACK=vhost-tx step drops-vhost-tx "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
+	# Four minutes of the fuzzer on the release kernel, two fixed seeds
+	# (make fuzz: as long as asked, on any kernel).
+	run fuzz "$TOP/scripts/fuzz.sh" -k series -s 1 -s 2 -t 240 -b 8
 	# A short robustness matrix: stress and malformed input on the release
 	# kernel (make robustness: all of it, fault injection too, on the
 	# debug kernels of base, fixes and series).
-	ROBUST_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
-		txqlen-churn txqlen-churn-backpressure requeue reader-stall
-		close-mid-burst delete-under-load malformed-write
-		malformed-vhost-xdp_batch malformed-vhost-msg_more" \
+	ROBUST_CASES=$RELEASE_CASES \
 		run robustness "$TOP/scripts/robust.sh" --short series
 fi
 
