@@ -185,7 +185,8 @@ static int filter_prog[2], xdp_prog[XDP_REDIRECT + 1];
 static bool lose_one;
 static uint64_t total_handed, total_read, total_dropped, lives_checked;
 static uint64_t total_unaccounted;	/* --no-ledger */
-static volatile sig_atomic_t sigios;	/* OP_ASYNC's signals */
+static uint64_t sigios;		/* OP_ASYNC's signals, merged */
+static sigset_t sigio_set;
 static uint8_t buf[HEAD + MALFORMED_MAX];
 static const uint8_t peer_mac[6] = { 2, 0, 0x0a, 0x4d, 0, 2 };
 
@@ -1090,10 +1091,18 @@ static int op_dellink(int d)
 	return idx ? dellink(idx) : -ENODEV;
 }
 
-static void on_sigio(int sig)
+/*
+ * SIGIO stays blocked, so that no wait of the fuzzer ends early with EINTR;
+ * the kernel raises it all the same (kill_fasync()).  What is pending is
+ * taken after every op; SIGIOs merge, so the count is of ops after which
+ * one was pending, not of signals raised.
+ */
+static void sigio_take(void)
 {
-	(void)sig;
-	sigios++;
+	static const struct timespec zero;
+
+	while (sigtimedwait(&sigio_set, NULL, &zero) == SIGIO)
+		sigios++;
 }
 
 /* SIGIO to this process on a queue's readiness (tun_fasync()), or not. */
@@ -1336,6 +1345,7 @@ static bool run_sequence(const struct op *ops, unsigned long n, char *why,
 			print_op(stderr, &ops[i]);
 		}
 		r = run_op(&ops[i]);
+		sigio_take();
 		cov_collect();
 		lives_sync();
 		if (o.trace)
@@ -1386,15 +1396,16 @@ static void setup(void)
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET, .sin_port = htons(PORT + 2),
 	};
-	struct sigaction sa = { .sa_handler = on_sigio, .sa_flags = SA_RESTART };
 	char why[256];
 	int i;
 
 	if (!getenv("GUEST_OUT"))
 		fail("fuzz: runs only in a guest of scripts/guest.sh (GUEST_OUT unset): it may crash the kernel");
 	lose_one = getenv("FUZZ_LOSE_ONE");
-	if (sigaction(SIGIO, &sa, NULL))
-		die("sigaction SIGIO");
+	sigemptyset(&sigio_set);
+	sigaddset(&sigio_set, SIGIO);
+	if (sigprocmask(SIG_BLOCK, &sigio_set, NULL))
+		die("sigprocmask");
 	/* every marker, not ten each 5 s; it wants the newline */
 	sysctl("/proc/sys/kernel/printk_devkmsg", "on\n");
 	/* what rate limiting drops depends on what came before */
