@@ -1336,7 +1336,6 @@ static bool run_sequence(const struct op *ops, unsigned long n, char *why,
 	unsigned long i;
 	bool ok = true;
 
-	cov_collect();
 	cov.fresh = false;
 	for (i = 0; i < n; i++) {
 		/* before it runs: an op that kills the kernel is the last */

@@ -4,10 +4,10 @@
 # tun/tap uAPI, in one guest of KERNEL (default series, built first):
 # SEQUENCES sequences (2000) of OPS ops (20; a guided one up to twice that)
 # for each SEED (default 1), within SECONDS (240) in all, guided by KCOV
-# where the kernel has it (the coverage kernel; -G: not).  Prints an ok/not ok line per seed.  When a
-# check fails, or the kernel splats, hangs or crashes inside a sequence, it
-# takes that sequence's op list (saved by the fuzzer before it ran it) and
-# shrinks it: guests replay it
+# where the kernel has it (the coverage kernel; -G: not).  Prints an ok/not
+# ok line per seed.  When a check fails, or the kernel splats, hangs or
+# crashes inside a sequence, it takes that sequence's op list (saved by the
+# fuzzer before it ran it) and shrinks it: guests replay it
 # with ops removed (halves, then quarters, down to single ops, until no
 # single op more can go), keeping each removal after which it still fails
 # the same way (the same check on the same device, or the same first splat
@@ -43,7 +43,9 @@ for v in "${seeds[@]}" "$n" "$ops" "$budget" "$boots" ${slack:+"$slack"}; do
 	[[ $v =~ ^[0-9]+$ ]] || die "not a decimal number: '$v'"
 done
 [ -n "$slack" ] || case $kernel in *debug) slack=900 ;; *) slack=120 ;; esac
-case $rec$kernel in 1*/*) die "-r records a kernel the workbench builds, not $kernel" ;; esac
+if [ -n "$rec" ]; then
+	case $kernel in */*) die "-r records a kernel the workbench builds, not $kernel" ;; esac
+fi
 case $kernel in base | base-debug) checks+=(--no-ledger) ;; esac
 # What is built now is what is tested (a bzImage path is taken as it is).
 case $kernel in */*) ;; *) "$TOP/scripts/build.sh" "$kernel" >&2 ;; esac
