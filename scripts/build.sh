@@ -55,4 +55,25 @@ done)
 
 kmake -j"$(nproc)" "${prof[@]}" "$@" bzImage >>"$log" 2>&1 ||
 	{ grep -E 'error|Error' "$log" | tail -20; die "$kind: build failed (log: $log)"; }
+# piggy.S holds two sizes and an .incbin of the compressed vmlinux.  ccache
+# sees an .incbin only when it preprocesses, which its depend mode, used
+# here before, never did: a cache filled then still hands a kernel whose
+# image has the sizes of an earlier one that one's piggy.o.  Compare, and
+# assemble it again without ccache.
+piggy=$out/arch/x86/boot/compressed/piggy
+piggy_ok() {
+	local img
+	img=$(sed -n 's/^\.incbin "\(.*\)"$/\1/p' "$piggy.S")
+	[ -n "$img" ] && [ -f "$out/$img" ] || die "$kind: no .incbin image in $piggy.S"
+	objcopy -O binary -j .rodata..compressed "$piggy.o" "$piggy.payload" ||
+		die "$kind: cannot read $piggy.o"
+	cmp -s "$piggy.payload" "$out/$img"
+}
+if ! piggy_ok; then
+	rm -f "$piggy.o"
+	CCACHE_DISABLE=1 kmake -j"$(nproc)" "${prof[@]}" "$@" bzImage >>"$log" 2>&1 ||
+		die "$kind: build failed (log: $log)"
+	piggy_ok || die "$kind: its bzImage does not hold the vmlinux just built"
+fi
+rm -f "$piggy.payload"
 say "build: $kind $(cat "$out/include/config/kernel.release") ($((SECONDS - start))s)"

@@ -18,7 +18,6 @@ SHARED_BASE=${SHARED_BASE:-$TOP/../shared/base/linux-source-7.3.tar.xz}
 export CCACHE_BASEDIR=$BUILD
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 export CCACHE_NOHASHDIR=1
-export CCACHE_DEPEND=1
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
