@@ -12,7 +12,7 @@ SCENARIO ?= all
 MODE ?= icount
 KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -89,6 +89,12 @@ fuzz: $(BUILD)/series.head
 ##            with kernel-config/coverage.config); writes results/coverage.md
 coverage: $(BUILD)/series.head
 	scripts/coverage.sh
+
+## rt         the series' three kselftests and the robustness matrix on its
+##            PREEMPT_RT debug kernel (kernel-config/rt.config); results/rt.md
+##            (not in make test: one more debug kernel to build)
+rt: $(BUILD)/series.head
+	scripts/rt.sh
 
 ## send       a dry run of mailing each series (SERIES=NAME: one) as its own thread,
 ##            as you (SENDER=, else git's identity), with b4 where installed;

@@ -1,18 +1,19 @@
 #!/bin/bash
 # Build a guest kernel: build.sh base|series|debug|base-debug|stack|stack-debug|
-# coverage [make args...]
+# coverage|rt [make args...]
 # The config is tinyconfig plus kernel-config/ fragments; every requested
 # symbol is checked in the result, so a fragment that silently stopped
 # applying fails the build.
 . "$(dirname "$0")/lib.sh"
 
-kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|coverage|check}; shift
+kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|coverage|rt|check}; shift
 frags=("$TOP/kernel-config/guest.config") prof=()
 case $kind in
 base) tree=$BASE_TREE ;;
 series) tree=$TREE ;;
 debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
+rt) tree=$TREE; frags+=("$TOP/kernel-config/debug.config" "$TOP/kernel-config/rt.config") ;;
 check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
 stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
 stack-debug) tree=$STACK_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
@@ -22,7 +23,7 @@ coverage) tree=$TREE; frags+=("$TOP/kernel-config/coverage.config")
 	for o in tun.o tap.o net.o; do
 		prof+=("GCOV_PROFILE_$o=y" "KCOV_INSTRUMENT_$o=y")
 	done ;;
-*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug, coverage)" ;;
+*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug, coverage, rt)" ;;
 esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
 out=$(kout "$kind")

@@ -75,6 +75,10 @@ done
 # case's row is its latest: from a run of some cases, or the full run,
 # whichever ran later (the .run files' times).
 [ $size = default ] || exit $rc
+# A run of none of the three (make rt's) leaves the table as it is.
+table=
+for k in "${kernels[@]}"; do case " ${all[*]} " in *" $k "*) table=1 ;; esac; done
+[ -n "$table" ] || exit $rc
 order=$("$TOP/bench/robust.sh" --list | jq -Rsc 'split("\n") | map(select(. != ""))')
 rows() { # rows KERNEL
 	local f want runs=("$BUILD/robust/$1" "$BUILD/robust/$1.part")

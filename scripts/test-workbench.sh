@@ -26,6 +26,7 @@ expect fuzz-bad-seed "not a decimal number: '0x10'" \
 expect drops-unknown-series 'STACK=rx-list: drops.sh knows the selftests of' \
 	env STACK=rx-list "$TOP/scripts/drops.sh"
 expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
+expect rt-args 'usage: rt.sh' "$TOP/scripts/rt.sh" extra
 
 # A patch whose context is not in tun.c: apply names it and the file, and
 # the series branch is left where it was.
