@@ -12,7 +12,7 @@ SCENARIO ?= all
 MODE ?= icount
 KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile test clean distclean
+.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile profile-lists test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -52,7 +52,8 @@ check: $(BUILD)/series.head
 	scripts/check.sh
 
 ## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and the
-##            whole stack, or the stack cut after STACK=NAME (results/stack-NAME/)
+##            whole stack, or the stack cut after STACK=NAME (results/stack-NAME/),
+##            or series NAME alone on base with STACK=NAME ALONE=1 (alone-NAME/)
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 
@@ -114,6 +115,16 @@ NAME ?= $(KERNEL)-xdp-batch-64
 profile: $(BUILD)/series.head
 	scripts/build.sh $(KERNEL)
 	scripts/profile.sh -k $(KERNEL) -o $(NAME) -- $(PROFILE_CMD)
+
+## profile-lists  where netif_receive_skb_list() spends on short lists: the
+##            profiles of base and series on XDP-batch bursts of LIST_BURSTS,
+##            against each other (scripts/listcost.py): results/profile-lists.md
+LIST_BURSTS ?= 1 2 4 8
+profile-lists: $(BUILD)/series.head
+	for k in base series; do scripts/build.sh $$k || exit; for b in $(LIST_BURSTS); do \
+		scripts/profile.sh -k $$k -o $$k-xdp-batch-$$b -- ./vhost --mode tx --tap tap0 \
+			--sndbuf unlimited --burst $$b >/dev/null || exit; done; done
+	scripts/listcost.py --command "make profile-lists LIST_BURSTS=\"$(LIST_BURSTS)\"" --bursts $(LIST_BURSTS)
 
 ## test       everything CI runs; ends with "N passed, N failed"
 test:

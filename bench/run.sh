@@ -83,6 +83,12 @@ s000)	# generator -> tap1 -> br0 -> tap0 -> consumer (seed 000)
 s001)	# write() into a tap, delivered to a UDP socket (seed 001)
 	case_ "write 512" '{"size":512}' ./writer --tap tap0 --flows 1 --size 512 --packets "$n"
 	case_ "write 64" '{"size":64}' ./writer --tap tap0 --flows 1 --size 64 --packets "$n"
+	# the same frames sent by af_packet into a veth, received on its
+	# peer: another caller of skb_probe_transport_header()
+	ip link add vp0 type veth peer name vp1
+	case_ "af_packet veth 64" '{"size":64,"via":"af_packet"}' \
+		./writer --packet vp0 --tap vp1 --flows 1 --size 64 --packets "$n"
+	ip link del vp0
 	;;
 s002)	# vhost-net TX into a tap (seed 002)
 	for f in 0 4 8 16 32 48 64; do

@@ -4,6 +4,9 @@
  * path into the stack.  With --flows F the frames go to the tap's own
  * address, on F ports each drained by a bound socket after every --batch;
  * with --flows 0 they go to --dst-mac/--dst-ip (forwarding setups).
+ * --packet DEV writes them with an AF_PACKET socket into DEV instead, one end
+ * of a veth whose other end is --tap: another of the stack's entries that
+ * probes for the transport header.
  * --malformed SEED writes the malformed-input corpus instead (common.h),
  * behind a virtio-net header, and counts what tun accepts and rejects.
  */
@@ -16,13 +19,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
 #include <linux/virtio_net.h>
 
 #include "common.h"
 
 static struct {
-	const char *tap, *after;
+	const char *tap, *after, *packet;
 	bool no_addr, napi, dmac_set, fail;
 	unsigned int size, flows, batch, port, timeout;
 	unsigned long packets;
@@ -35,9 +40,27 @@ static struct {
 	.timeout = 20, .packets = 10000, .cpu = -1,
 };
 
-static int tap;
+static int tap;			/* the tap, or with --packet the socket */
 static uint8_t *frames;		/* one frame per flow */
 static unsigned int nframes;
+
+/*
+ * An AF_PACKET socket that sends whole frames out of dev and, bound with
+ * protocol 0, receives nothing.
+ */
+static int packet_open(const char *dev)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET, .sll_ifindex = if_index(dev),
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("AF_PACKET");
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		die(dev);
+	return fd;
+}
 
 /* Write n frames, round robin over the flows; returns the failed writes. */
 static unsigned int write_batch(unsigned int n, uint64_t *seq)
@@ -111,7 +134,8 @@ static int write_malformed(const struct udp_frame *f)
 static void usage(void)
 {
 	fprintf(stderr,
-"usage: writer [--tap NAME] [--napi] [--addr IP | --no-addr] [--size BYTES]\n"
+"usage: writer [--tap NAME] [--packet VETH (sends into it, --tap its peer)]\n"
+"              [--napi] [--addr IP | --no-addr] [--size BYTES]\n"
 "              [--flows F (0: no sinks)] [--packets N] [--batch K]\n"
 "              [--port P] [--src-ip IP] [--dst-ip IP] [--dst-mac MAC]\n"
 "              [--timeout S (total, default 20)] [--cpu N]\n"
@@ -132,7 +156,8 @@ int main(int argc, char **argv)
 		{ "dst-ip", 1, NULL, 'd' }, { "dst-mac", 1, NULL, 'D' },
 		{ "timeout", 1, NULL, 'T' }, { "cpu", 1, NULL, 'c' },
 		{ "malformed", 1, NULL, 'm' }, { "fail", 0, NULL, 'F' },
-		{ "after", 1, NULL, 'R' }, { 0 }
+		{ "after", 1, NULL, 'R' }, { "packet", 1, NULL, 'P' },
+		{ 0 }
 	};
 	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 } };
 	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline;
@@ -200,18 +225,28 @@ int main(int argc, char **argv)
 		case 'R':
 			o.after = optarg;
 			break;
+		case 'P':
+			o.packet = optarg;
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	if (o.packet && (o.napi || o.seed || o.fail))
+		fail("--packet sends no tap frames: no --napi, --malformed or --fail");
 	if (o.dip == INADDR_NONE)
 		o.dip = o.addr;
 	pin_cpu(o.cpu);
 
-	tap = tap_open(o.tap, (o.napi ? IFF_NAPI : 0) |
-			      (o.seed ? IFF_VNET_HDR : 0));
+	if (o.packet) {
+		if_up(o.packet, o.size > 1514 ? o.size - 14 : 0);
+		tap = packet_open(o.packet);
+	} else {
+		tap = tap_open(o.tap, (o.napi ? IFF_NAPI : 0) |
+				      (o.seed ? IFF_VNET_HDR : 0));
+	}
 	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
 	if (!o.no_addr)
 		if_set_ipv4(o.tap, o.addr, 24);
@@ -261,9 +296,13 @@ int main(int argc, char **argv)
 	if (o.fail)
 		make_it_fail(NULL, false);
 	sent = seq - errors;
-	/* tun counts a write it fails (no memory, say) in rx_dropped. */
+	/*
+	 * tun counts a write it fails (no memory, say) in rx_dropped; a send
+	 * that af_packet fails never reaches the peer.
+	 */
 	if (s.n)
-		ok = sinks_settle(&s, o.tap, &c0, &c1, seq);
+		ok = sinks_settle(&s, o.tap, &c0, &c1,
+				  o.packet ? seq - errors : seq);
 	else
 		counters_read(o.tap, &c1);
 
@@ -272,6 +311,7 @@ int main(int argc, char **argv)
 	json_u64("flows", o.flows);
 	json_u64("batch", o.batch);
 	json_u64("napi", o.napi);
+	json_str("via", o.packet ? "af_packet" : "tap");
 	json_u64("packets", sent);
 	json_u64("received", s.packets);
 	json_u64("ns", t1 - t0);

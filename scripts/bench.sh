@@ -16,12 +16,22 @@ scenarios=(s000 s001 s002 s003 s004)
 [ "$sel" = all ] || scenarios=("$sel")
 
 # STACK=NAME: against the stack cut after series NAME, not the whole of it;
-# results in results/stack-NAME/.
-kernels=(base series) cut=()
+# results in results/stack-NAME/.  With ALONE=1, against series NAME alone
+# on base (and the series it needs); results in results/alone-NAME/.
+case ${ALONE:-1} in 1) ;; *) die "ALONE=$ALONE: 1, or unset" ;; esac
+kernels=(base series) cut=() runs_tag=
 if [ -n "${STACK:-}" ]; then
 	SERIES=$STACK selected_series >/dev/null
-	stack_checkout "$STACK"
-	kernels=(base stack) cut=(--stack "$STACK")
+	if [ "${ALONE:-}" = 1 ]; then
+		alone_checkout "$STACK"
+		cut=(--alone "$STACK") runs_tag=-alone-$STACK
+	else
+		stack_checkout "$STACK"
+		cut=(--stack "$STACK") runs_tag=-stack-$STACK
+	fi
+	kernels=(base stack)
+elif [ -n "${ALONE:-}" ]; then
+	die "ALONE=1 needs STACK=NAME, the series to measure alone"
 fi
 if [ -n "$smoke" ]; then kernels=("${SMOKE_KERNEL:-${kernels[1]}}"); fi
 mode=${MODE:-}
@@ -40,7 +50,7 @@ if [ -n "$smoke" ]; then reps=1 n=300; fi
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
 
-runs=$BUILD/bench${smoke:+-smoke}${STACK:+-stack-$STACK}
+runs=$BUILD/bench${smoke:+-smoke}$runs_tag
 rc=0
 for s in "${scenarios[@]}"; do
 	# s000 and s003: a generator and a consumer take turns on the one
@@ -68,4 +78,4 @@ done
 [ -n "$smoke" ] && exit $rc
 [ $rc -eq 0 ] || die "a bench run failed: no results written"
 /usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" "${cut[@]}" \
-	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}" "${scenarios[@]}"
+	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}${ALONE:+ ALONE=1}" "${scenarios[@]}"

@@ -6,7 +6,8 @@
 # base), coccicheck on the series' touched files, selftests listed in their
 # Makefile and .gitignore, and patches/ equal to the branch's export; each
 # Fixes: id and subject against the base's history ("skip" on a base that
-# has none).  Writes results/bloat.md: bloat-o-meter of every patch.
+# has none); the figures each commit message quotes against the results
+# file it names.  Writes results/bloat.md: bloat-o-meter of every patch.
 . "$(dirname "$0")/lib.sh"
 # Checks report failures as lines; greps that find nothing are not errors.
 set +e +o pipefail
@@ -278,4 +279,13 @@ for f in $(tgit diff --name-only --diff-filter=A base series -- 'tools/testing/s
 		ok "selftest-listed/$p" ||
 		nok "selftest-listed/$p # not listed in order in $d/Makefile and $d/.gitignore"
 done
+
+# Each figure a commit message quotes is a row of the results file it names
+# (scripts/figures.py); figures that name no file are "skip".
+figs=$(/usr/bin/python3 "$TOP/scripts/figures.py" "${patches[@]/#/$TOP/patches/}" 2>&1)
+st=$?
+[ -z "$figs" ] || echo "$figs" | grep -E '^(ok|not ok|skip) '
+fails=$((fails + $(echo "$figs" | grep -c '^not ok')))
+[ $st = 0 ] || echo "$figs" | grep -q '^not ok' ||
+	nok "figures # scripts/figures.py failed: $(echo "$figs" | tail -1)"
 [ $fails -eq 0 ]

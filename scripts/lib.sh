@@ -55,6 +55,20 @@ stack_checkout() {
 	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" "stack/$1"
 	git -C "$STACK_TREE" checkout -q -f --detach "stack/$1"
 }
+# The series NAME alone on base, with only the series it needs (bench.sh
+# ALONE=1): each one's commits from the series branch, picked onto base.
+alone_checkout() {
+	local d log
+	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" base
+	git -C "$STACK_TREE" checkout -q -f --detach base
+	for d in $(needs_closure "$1") "$1"; do
+		log=$(git -C "$STACK_TREE" cherry-pick --allow-empty "$(series_below "$d")..stack/$d" 2>&1) || {
+			git -C "$STACK_TREE" cherry-pick --abort 2>/dev/null
+			die "series $d does not apply on base without the series below it: $(echo "$log" |
+				grep -m1 -E '^(error|CONFLICT|fatal)')"
+		}
+	done
+}
 # selftest_build TREE KERNEL OUT TEST...: build each kselftest TEST
 # (net/tun_drops) from TREE against the uAPI headers of build.sh's KERNEL,
 # into OUT/net/tun_drops.

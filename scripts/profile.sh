@@ -24,7 +24,8 @@ while getopts k:n:t:o: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || die "usage: profile.sh [-k kernel] [-n packets] [-t secs] [-o name] -- command"
-if [ -f "$kernel" ]; then
+# A path to a bzImage has a slash; "series" is also the name of a file here.
+if [[ $kernel = */* ]] && [ -f "$kernel" ]; then
 	kernel=$(realpath "$kernel")	# guest.sh runs from bench/
 	map=$(dirname "$kernel")/../../../System.map
 else

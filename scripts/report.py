@@ -217,22 +217,33 @@ def main():
     ap.add_argument("--runs", required=True)
     ap.add_argument("--mode", required=True)
     ap.add_argument("--command", required=True)
-    ap.add_argument("--stack", help="the series the stack is cut after (STACK=)")
+    cut = ap.add_mutually_exclusive_group()
+    cut.add_argument("--stack", help="the series the stack is cut after (STACK=)")
+    cut.add_argument("--alone", help="the series measured alone on base (ALONE=1)")
     ap.add_argument("scenarios", nargs="+")
     a = ap.parse_args()
     seeds = json.load(open(os.path.join(TOP, "bench/seeds.json")))
     global RES
     kernel, ref = "series", "series"
+    head = None
     if a.stack:
         RES = os.path.join(RES, "stack-" + a.stack)
         kernel, ref = "stack", "stack/" + a.stack
+    elif a.alone:
+        RES = os.path.join(RES, "alone-" + a.alone)
+        kernel, ref = "stack", "stack/" + a.alone
+        # The picked commits are new on each run; their tree is not.
+        tree = subprocess.run(["git", "-C", os.path.join(TOP, "build/stack/linux"), "rev-parse",
+                               "--short", "HEAD^{tree}"], capture_output=True, text=True).stdout.strip()
+        head = (f"{ref}'s commits picked alone onto base, last "
+                f"\"{git('log', '-1', '--format=%s', ref)}\" (tree {tree})")
     os.makedirs(RES, exist_ok=True)
     bad = []
     for scen in a.scenarios:
         doc = {"scenario": scen, "command": a.command, "mode": a.mode,
                "kernels": {"base": {"release": release("base"), "head": "base"},
                            "series": {"release": release(kernel),
-                                      "head": git("log", "-1", "--format=%h %s", ref)}},
+                                      "head": head or git("log", "-1", "--format=%h %s", ref)}},
                "cases": summarize(a.runs, scen, a.mode, kernel)}
         json.dump(doc, open(os.path.join(RES, scen + ".json"), "w"), indent=1)
         open(os.path.join(RES, scen + ".md"), "w").write(markdown(doc, seeds[scen]))
@@ -243,7 +254,7 @@ def main():
                     if not lossy(r)
                     for k in ("base", "series") if r[k]["spread_pct"] > SPREAD_LIMIT]
         print(open(os.path.join(RES, scen + ".md")).read())
-    if not a.stack:
+    if not (a.stack or a.alone):
         readme()
     if bad:
         print("report: icount figures did not repeat within "

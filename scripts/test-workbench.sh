@@ -27,6 +27,20 @@ expect drops-unknown-series 'STACK=rx-list: drops.sh knows the selftests of' \
 	env STACK=rx-list "$TOP/scripts/drops.sh"
 expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
 expect rt-args 'usage: rt.sh' "$TOP/scripts/rt.sh" extra
+expect bench-alone-needs-stack 'ALONE=1 needs STACK=NAME' \
+	env -u STACK ALONE=1 "$TOP/scripts/bench.sh" s001
+
+# A figure a commit message changes, or a results file it names that is
+# not there: make check's figures check says which.
+mkdir -p "$tmp/fig/wakeup"
+p=$(ls "$TOP"/patches/wakeup/*-tun-wake-the-reader-once-per-transmit-burst.patch)
+f=$(grep -m1 -oE '[0-9][0-9,]* -> [0-9][0-9,]*  \([+-][0-9.]+%\)' "$p")
+sed "s/$f/9${f}/" "$p" >"$tmp/fig/wakeup/changed.patch"
+sed 's|results/s003.md|results/none.md|g' "$p" >"$tmp/fig/wakeup/unnamed.patch"
+expect figures-changed "9${f%% *} -> .* is in no table of results/s003.md" \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/changed.patch"
+expect figures-no-file 'results/none.md: no such file' \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/unnamed.patch"
 
 # A patch whose context is not in tun.c: apply names it and the file, and
 # the series branch is left where it was.
