@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	bool ok = true;
 	long csw;
-	int c;
+	int c, mtu;
 
 	o.addr = inet_addr("10.0.1.1");
 	o.sip = inet_addr("10.0.1.2");
@@ -240,14 +240,15 @@ int main(int argc, char **argv)
 		o.dip = o.addr;
 	pin_cpu(o.cpu);
 
+	mtu = o.size > 1514 ? o.size - 14 : 0;
 	if (o.packet) {
-		if_up(o.packet, o.size > 1514 ? o.size - 14 : 0);
+		if_up(o.packet, mtu);
 		tap = packet_open(o.packet);
 	} else {
 		tap = tap_open(o.tap, (o.napi ? IFF_NAPI : 0) |
 				      (o.seed ? IFF_VNET_HDR : 0));
 	}
-	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
+	if_up(o.tap, mtu);
 	if (!o.no_addr)
 		if_set_ipv4(o.tap, o.addr, 24);
 	if (o.dmac_set)

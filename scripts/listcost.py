@@ -19,7 +19,6 @@ spec = importlib.util.spec_from_file_location(
     "tbprofile", os.path.join(TOP, "scripts/profile.py"))
 tb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tb)
-N = 2000  # profile.sh's default: runs of N and 3N packets
 # The receive path from netif_receive_skb_list() or netif_receive_skb() to
 # ip_rcv_finish_core(), which both run.
 LIST_PATH = ["netif_receive_skb_list", "netif_receive_skb_list_internal",
@@ -32,11 +31,11 @@ HINT = "ip_route_use_hint"
 def per_burst(kernel, burst):
     """Instructions per burst of each function: per packet times burst."""
     runs = os.path.join(TOP, "build/profile", f"{kernel}-xdp-batch-{burst}")
+    # profile.sh's two runs, named by their packet counts
+    n1, n2 = sorted((d for d in os.listdir(runs) if d.isdigit()), key=int)
     syms = tb.load_map(os.path.join(TOP, "build", kernel, "out/System.map"))
-    c1, c2 = (tb.per_symbol(os.path.join(runs, str(p)), *syms) for p in (N, 3 * N))
-    r1, r2 = (tb.program_result(os.path.join(runs, str(p))) for p in (N, 3 * N))
-    extra = r2["packets"] - r1["packets"]
-    return {s: (c2.get(s, 0) - c1.get(s, 0)) / extra * burst for s in set(c1) | set(c2)}
+    diff, _, _ = tb.per_packet(syms, os.path.join(runs, n1), os.path.join(runs, n2))
+    return {s: v * burst for s, v in diff.items()}
 
 
 def fit(points):

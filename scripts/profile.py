@@ -97,6 +97,18 @@ def table(rows, total, head):
     return out
 
 
+def per_packet(syms, run1, run2):
+    """Instructions per extra packet of each symbol, between a run and one
+    with more packets; with both runs' program results."""
+    c1, c2 = (per_symbol(r, *syms) for r in (run1, run2))
+    r1, r2 = program_result(run1), program_result(run2)
+    extra = r2["packets"] - r1["packets"]
+    if extra <= 0:
+        sys.exit("profile.py: the second run must send more packets")
+    diff = {s: (c2.get(s, 0) - c1.get(s, 0)) / extra for s in set(c1) | set(c2)}
+    return diff, r1, r2
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--map", required=True, help="the kernel's System.map")
@@ -108,13 +120,8 @@ def main():
     ap.add_argument("run2", help="the run with more packets")
     a = ap.parse_args()
 
-    syms = load_map(a.map)
-    c1, c2 = (per_symbol(r, *syms) for r in (a.run1, a.run2))
-    r1, r2 = program_result(a.run1), program_result(a.run2)
+    diff, r1, r2 = per_packet(load_map(a.map), a.run1, a.run2)
     extra = r2["packets"] - r1["packets"]
-    if extra <= 0:
-        sys.exit("profile.py: the second run must send more packets")
-    diff = {s: (c2.get(s, 0) - c1.get(s, 0)) / extra for s in set(c1) | set(c2)}
     total = sum(diff.values())
     own = (r2["ns"] - r1["ns"]) / extra
 

@@ -54,8 +54,8 @@ def figures(r, counts, mode):
     return f
 
 
-def git(*args):
-    return subprocess.run(["git", "-C", os.path.join(TOP, "build/series/linux")] +
+def git(*args, tree="series"):
+    return subprocess.run(["git", "-C", os.path.join(TOP, "build", tree, "linux")] +
                           list(args), capture_output=True, text=True).stdout.strip()
 
 
@@ -233,8 +233,7 @@ def main():
         RES = os.path.join(RES, "alone-" + a.alone)
         kernel, ref = "stack", "stack/" + a.alone
         # The picked commits are new on each run; their tree is not.
-        tree = subprocess.run(["git", "-C", os.path.join(TOP, "build/stack/linux"), "rev-parse",
-                               "--short", "HEAD^{tree}"], capture_output=True, text=True).stdout.strip()
+        tree = git("rev-parse", "--short", "HEAD^{tree}", tree="stack")
         head = (f"{ref}'s commits picked alone onto base, last "
                 f"\"{git('log', '-1', '--format=%s', ref)}\" (tree {tree})")
     os.makedirs(RES, exist_ok=True)
