@@ -53,7 +53,9 @@ check: $(BUILD)/series.head
 
 ## bench      run bench scenarios (SCENARIO=s002, MODE=icount|kvm) on base and the
 ##            whole stack, or the stack cut after STACK=NAME (results/stack-NAME/),
-##            or series NAME alone on base with STACK=NAME ALONE=1 (alone-NAME/)
+##            or series NAME alone on base with STACK=NAME ALONE=1 (alone-NAME/),
+##            or each patch of NAME against the tree before it with EACH=1
+##            (results/each-NAME/SCENARIO-N.md for patch N)
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 

@@ -17,28 +17,59 @@ scenarios=(s000 s001 s002 s003 s004)
 
 # STACK=NAME: against the stack cut after series NAME, not the whole of it;
 # results in results/stack-NAME/.  With ALONE=1, against series NAME alone
-# on base (and the series it needs); results in results/alone-NAME/.
+# on base (and the series it needs); results in results/alone-NAME/.  With
+# EACH=1, each patch of NAME that changes the kernel against the tree just
+# before it, on the stack: results/each-NAME/SCENARIO-N.md for patch N.
 case ${ALONE:-1} in 1) ;; *) die "ALONE=$ALONE: 1, or unset" ;; esac
-kernels=(base series) cut=() runs_tag=
+case ${EACH:-1} in 1) ;; *) die "EACH=$EACH: 1, or unset" ;; esac
+[ -n "${ALONE:-}" ] && [ -n "${EACH:-}" ] && die "ALONE=1 and EACH=1: one or the other"
+kernels=(base series) cut=() runs_tag= points=() refs=()
 if [ -n "${STACK:-}" ]; then
 	SERIES=$STACK selected_series >/dev/null
-	if [ "${ALONE:-}" = 1 ]; then
+	if [ "${EACH:-}" = 1 ]; then
+		stack_checkout "$STACK"
+		# The points: the stack below NAME (p0), then pN after each
+		# patch N that touches more than tools/ (a selftest alone
+		# builds the kernel before it again).
+		below=$(series_below "$STACK") points=(0) refs=("$below") i=0
+		for c in $(tgit rev-list --reverse "$below..stack/$STACK"); do
+			i=$((i + 1))
+			[ -n "$(tgit diff --name-only "$c^" "$c" -- . ':!tools')" ] || continue
+			points+=("$i") refs+=("$c")
+		done
+		[ ${#points[@]} -gt 1 ] || die "EACH=1: no patch of $STACK changes the kernel"
+		cut=(--each "$STACK" --points "${points[*]}" --refs "${refs[*]}")
+		runs_tag=-each-$STACK kernels=()
+		for p in "${points[@]}"; do kernels+=("p$p"); done
+	elif [ "${ALONE:-}" = 1 ]; then
 		alone_checkout "$STACK"
-		cut=(--alone "$STACK") runs_tag=-alone-$STACK
+		cut=(--alone "$STACK") runs_tag=-alone-$STACK kernels=(base stack)
 	else
 		stack_checkout "$STACK"
-		cut=(--stack "$STACK") runs_tag=-stack-$STACK
+		cut=(--stack "$STACK") runs_tag=-stack-$STACK kernels=(base stack)
 	fi
-	kernels=(base stack)
-elif [ -n "${ALONE:-}" ]; then
-	die "ALONE=1 needs STACK=NAME, the series to measure alone"
+elif [ -n "${ALONE:-}${EACH:-}" ]; then
+	die "${ALONE:+ALONE=1}${EACH:+EACH=1} needs STACK=NAME, the series to measure"
 fi
-if [ -n "$smoke" ]; then kernels=("${SMOKE_KERNEL:-${kernels[1]}}"); fi
+# A kernel of the bench: base, series or stack, or an EACH=1 point pN,
+# for which the stack kernel is built at that point just before its runs.
+kind() { case $1 in p*) echo stack ;; *) echo "$1" ;; esac; }
+build_kernel() {
+	local i
+	for i in "${!points[@]}"; do
+		[ "p${points[$i]}" = "$1" ] && git -C "$STACK_TREE" checkout -q -f --detach "${refs[$i]}"
+	done
+	"$TOP/scripts/build.sh" "$(kind "$1")" >&2
+}
+if [ -n "$smoke" ]; then
+	[ -z "${EACH:-}" ] || die "EACH=1 has no smoke run"
+	kernels=("${SMOKE_KERNEL:-${kernels[1]}}")
+fi
 mode=${MODE:-}
 if [ -z "$mode" ]; then
 	mode=icount
-	"$TOP/scripts/build.sh" "${kernels[-1]}" >&2
-	"$TOP/scripts/kvm-probe.sh" "$(kout "${kernels[-1]}")/arch/x86/boot/bzImage" && mode=kvm
+	build_kernel "${kernels[-1]}"
+	"$TOP/scripts/kvm-probe.sh" "$(kout "$(kind "${kernels[-1]}")")/arch/x86/boot/bzImage" && mode=kvm
 fi
 case $mode in
 icount) reps=2 n=${PACKETS:-20000} ;;
@@ -48,23 +79,24 @@ esac
 if [ -n "$smoke" ]; then reps=1 n=300; fi
 
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
-for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
+[ -n "${EACH:-}" ] || for k in "${kernels[@]}"; do build_kernel "$k"; done
 
 runs=$BUILD/bench${smoke:+-smoke}$runs_tag
 rc=0
-for s in "${scenarios[@]}"; do
-	# s000 and s003: a generator and a consumer take turns on the one
-	# vCPU, and their first few hundred switches go differently from run
-	# to run: up to 1.2% of a figure over 20,000 packets, under 0.4% over
-	# 100,000.
-	ns=$n
-	[ "$mode" = icount ] && [ -z "$smoke" ] && [[ $s = s00[03] ]] && ns=$((n * 5))
-	for k in "${kernels[@]}"; do
+for k in "${kernels[@]}"; do
+	[ -z "${EACH:-}" ] || build_kernel "$k"
+	for s in "${scenarios[@]}"; do
+		# s000 and s003: a generator and a consumer take turns on the
+		# one vCPU, and their first few hundred switches go differently
+		# from run to run: up to 1.2% of a figure over 20,000 packets,
+		# under 0.4% over 100,000.
+		ns=$n
+		[ "$mode" = icount ] && [ -z "$smoke" ] && [[ $s = s00[03] ]] && ns=$((n * 5))
 		for r in $(seq "$reps"); do
 			d=$runs/$s/$k-$r
 			mkdir -p "$runs/$s"
 			say "bench: $s on $k ($mode, run $r of $reps, $ns packets)"
-			if "$TOP/scripts/guest.sh" -k "$k" -m "$mode" -t 1500 -o "$d" -- \
+			if "$TOP/scripts/guest.sh" -k "$(kind "$k")" -m "$mode" -t 1500 -o "$d" -- \
 				"$TOP/bench/run.sh" "$s" "$ns" >"$d.log" 2>&1; then
 				[ -n "$smoke" ] && echo "ok bench/$s # $(wc -l <"$d/results.jsonl") cases"
 			else
@@ -78,4 +110,4 @@ done
 [ -n "$smoke" ] && exit $rc
 [ $rc -eq 0 ] || die "a bench run failed: no results written"
 /usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" "${cut[@]}" \
-	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}${ALONE:+ ALONE=1}" "${scenarios[@]}"
+	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}${ALONE:+ ALONE=1}${EACH:+ EACH=1}" "${scenarios[@]}"

@@ -15,7 +15,7 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NUM = r"[0-9][0-9,]*(?:\.[0-9]+)?"
-FIGURE = re.compile(rf"({NUM}) -> ({NUM})\s+\(([+-]{NUM})%\)")
+FIGURE = re.compile(rf"({NUM}) +-> +({NUM})\s+\(([+-]{NUM})%\)")
 CITED = re.compile(r"\bresults/[\w./-]+\.md\b")
 
 

@@ -29,6 +29,10 @@ expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
 expect rt-args 'usage: rt.sh' "$TOP/scripts/rt.sh" extra
 expect bench-alone-needs-stack 'ALONE=1 needs STACK=NAME' \
 	env -u STACK ALONE=1 "$TOP/scripts/bench.sh" s001
+expect bench-each-needs-stack 'EACH=1 needs STACK=NAME' \
+	env -u STACK EACH=1 "$TOP/scripts/bench.sh" s001
+expect bench-each-or-alone 'ALONE=1 and EACH=1: one or the other' \
+	env STACK=rx-list ALONE=1 EACH=1 "$TOP/scripts/bench.sh" s001
 
 # A figure a commit message changes, or a results file it names that is
 # not there: make check's figures check says which.
