@@ -59,6 +59,11 @@ def git(*args, tree="series"):
                           list(args), capture_output=True, text=True).stdout.strip()
 
 
+def commit(ref):
+    """A commit by its subject and tree, which amending its message keeps."""
+    return git("log", "-1", "--format=\"%s\" (tree %t)", ref)
+
+
 def release(kernel):
     p = os.path.join(TOP, "build", kernel, "out/include/config/kernel.release")
     return open(p).read().strip() if os.path.exists(p) else "?"
@@ -246,18 +251,16 @@ def main():
         head = (f"{ref}'s commits picked alone onto base, last "
                 f"\"{git('log', '-1', '--format=%s', ref)}\" (tree {tree})")
     # What each results file compares: (file name, base side, series side),
-    # a side being (run folder name, kernel, release, head).
+    # a side being (run folder name, release, head).
     series_side = (kernel, release(kernel),
-                   head or git("log", "-1", "--format=%h %s", ref))
+                   head or commit(ref))
     pairs = [("{}", ("base", release("base"), "base"), series_side)]
     names = ("base", "series")
     if a.each:
         RES = os.path.join(RES, "each-" + a.each)
         points, refs = a.points.split(), a.refs.split()
-        # A commit by its subject and tree: amending a message keeps them.
-        sides = [(f"p{p}", release("stack"),
-                  git("log", "-1", "--format=\"%s\" (tree %t", r) +
-                  (f", the stack below {a.each})" if p == "0" else f", patch {p})"))
+        sides = [(f"p{p}", release("stack"), commit(r) +
+                  (f", the stack below {a.each}" if p == "0" else f", patch {p}"))
                  for p, r in zip(points, refs)]
         pairs = [("{}-" + p, sides[i], sides[i + 1]) for i, p in enumerate(points[1:])]
         names = ("before", "after")
