@@ -55,7 +55,9 @@ check: $(BUILD)/series.head
 ##            whole stack, or the stack cut after STACK=NAME (results/stack-NAME/),
 ##            or series NAME alone on base with STACK=NAME ALONE=1 (alone-NAME/),
 ##            or each patch of NAME against the tree before it with EACH=1
-##            (results/each-NAME/SCENARIO-N.md for patch N)
+##            (results/each-NAME/SCENARIO-N.md for patch N); MODE=native
+##            RUN=base|series: on the running kernel of a real machine,
+##            booted into each in turn (results/native/; README, Measuring)
 bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 

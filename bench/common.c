@@ -111,6 +111,41 @@ int tap_open(const char *name, int extra_flags)
 	return fd;
 }
 
+/*
+ * Attach to the tap name, which must exist (tap_open() would make one of a
+ * mistyped name), in the network namespace at /run/netns/netns (one that
+ * `ip netns add` made) or, with netns NULL, in ours.
+ */
+int tap_attach(const char *netns, const char *name, int extra_flags)
+{
+	char path[PATH_MAX];
+	int ns = -1, self = -1, fd;
+
+	if (netns) {
+		snprintf(path, sizeof(path), "/run/netns/%s", netns);
+		ns = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns < 0)
+			die(path);
+		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (self < 0)
+			die("/proc/self/ns/net");
+		if (setns(ns, CLONE_NEWNET))
+			die("setns");
+	}
+	if (!if_nametoindex(name))
+		fail("no device %s in %s%s", name,
+		     netns ? "network namespace " : "this network namespace",
+		     netns ? netns : "");
+	fd = tap_open(name, extra_flags);
+	if (netns) {
+		if (setns(self, CLONE_NEWNET))
+			die("setns back");
+		close(ns);
+		close(self);
+	}
+	return fd;
+}
+
 static int ctl_sock(void)
 {
 	static int fd = -1;
@@ -228,10 +263,6 @@ int ms_until(uint64_t deadline)
 	return (deadline - now + 999999) / 1000000;
 }
 
-/*
- * Voluntary context switches of this thread (RUSAGE_THREAD), or of the whole
- * process (RUSAGE_SELF), which includes a vhost worker: it is our thread.
- */
 /* Idle time of all CPUs, in USER_HZ ticks (/proc/stat).  Under icount
  * the clock jumps over idle periods, so a measurement window with idle in
  * it does not count instructions alone: the report flags such cases.
@@ -250,6 +281,41 @@ uint64_t idle_ticks(void)
 	return v[3];
 }
 
+/*
+ * With BENCH_CPU set (bench.sh's wall-clock modes): the time all CPUs spent
+ * busy so far (user, nice, system, irq, softirq), in USER_HZ ticks.
+ * Else 0, without reading /proc/stat, which would add to icount figures.
+ */
+uint64_t busy_ticks(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f;
+
+	if (!getenv("BENCH_CPU"))
+		return 0;
+	f = fopen("/proc/stat", "r");
+	if (!f)
+		die("/proc/stat");
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		fail("/proc/stat: no cpu line");
+	fclose(f);
+	return v[0] + v[1] + v[2] + v[5] + v[6];
+}
+
+/* A window's busy_ticks() and their unit, where they were measured. */
+void json_busy(uint64_t ticks)
+{
+	if (!getenv("BENCH_CPU"))
+		return;
+	json_u64("busy_ticks", ticks);
+	json_u64("hz", sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * Voluntary context switches of this thread (RUSAGE_THREAD), or of the whole
+ * process (RUSAGE_SELF), which includes a vhost worker: it is our thread.
+ */
 long vol_csw(int who)
 {
 	struct rusage ru;

@@ -35,6 +35,7 @@ in_addr_t opt_ip(const char *opt, const char *arg);
 void opt_mac(const char *opt, const char *arg, uint8_t mac[6]);
 
 int tap_open(const char *name, int extra_flags);
+int tap_attach(const char *netns, const char *name, int extra_flags);
 void if_no_ipv6(const char *name);
 void if_up(const char *name, int mtu);
 void if_set_ipv4(const char *name, in_addr_t addr, int prefix);
@@ -46,6 +47,7 @@ uint64_t now_ns(void);
 int ms_until(uint64_t deadline);
 long vol_csw(int who);
 uint64_t idle_ticks(void);
+uint64_t busy_ticks(void);
 void touch(const char *path);
 void align_start(void);
 void start_after(const char *path);
@@ -125,6 +127,7 @@ void json_begin(const char *role);
 void json_str(const char *key, const char *val);
 void json_u64(const char *key, uint64_t val);
 void json_dbl(const char *key, double val);
+void json_busy(uint64_t ticks);
 void json_end(void);
 
 #endif

@@ -133,6 +133,7 @@ int main(int argc, char **argv)
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t wakeups = 0, requeues = 0, ready, first = 0, last = 0, deadline, idle = 0;
+	uint64_t busy = 0;
 	struct pollfd pfd = { .events = POLLIN };
 	struct counters c0, c1;
 	struct rx_limits lim;
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
 		if (!first) {
 			first = now_ns();
 			idle = idle_ticks();
+			busy = busy_ticks();
 			arm_tick();
 		}
 		if (o.wait == W_READ) {
@@ -254,6 +256,7 @@ int main(int argc, char **argv)
 		}
 	}
 	idle = idle_ticks() - idle;
+	busy = first ? busy_ticks() - busy : 0;
 	/* Told to stop: still count what the tap has queued. */
 	if (stop_requested) {
 		if (fcntl(fd, F_SETFL, O_NONBLOCK))
@@ -275,6 +278,7 @@ int main(int argc, char **argv)
 	json_u64("requeues", requeues);
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
+	json_busy(busy);
 	json_end();
 	return 0;
 }

@@ -1,13 +1,21 @@
 #!/bin/bash
-# In the guest: run one bench scenario, append one JSON line per case to
+# In the guest, or natively (bench.sh MODE=native, in a netns of its own):
+# run one bench scenario, append one JSON line per case to
 # $GUEST_OUT/results.jsonl.  run.sh SCENARIO PACKETS
 #   {"case": ..., "params": {...}, "result": {program's JSON}}
 # A program that fails (or whose counters do not add up) fails the run.
+# BENCH_CPU=1 (wall-clock modes): the programs also report the CPU time
+# all CPUs were busy in their measured window (common.c, busy_ticks()).
+# NATIVE=1: a case whose facility the running kernel lacks (vhost-net,
+# pktgen) is left out with a "skipped" line, a scenario that has no case
+# left exits 4 after such a line; in a guest, whose kernel has them all,
+# it fails.  BENCH_TMP: where scratch files go (default /tmp).
 set -euo pipefail
 cd "$(dirname "$0")"
 scenario=$1 n=$2
 out=$GUEST_OUT/results.jsonl
 tr=/sys/kernel/tracing
+tmp=${BENCH_TMP:-/tmp}
 
 case_() { # case_ NAME PARAMS-JSON CMD...: run CMD, record its JSON line
 	local name=$1 params=$2; shift 2
@@ -17,10 +25,26 @@ case_() { # case_ NAME PARAMS-JSON CMD...: run CMD, record its JSON line
 	echo "$scenario $name: $res"
 }
 
+# have WHAT: whether the kernel has vhost (/dev/vhost-net) or pktgen, loading
+# its module if need be.  Natively, a missing one is recorded as skipped.
+have() {
+	local dev mod
+	case $1 in
+	vhost) dev=/dev/vhost-net mod=vhost_net ;;
+	pktgen) dev=/proc/net/pktgen mod=pktgen ;;
+	esac
+	[ -e $dev ] || modprobe -q $mod 2>/dev/null || true
+	[ -e $dev ] && return
+	[ -n "${NATIVE:-}" ] || { echo "bench: no $dev in this kernel" >&2; exit 1; }
+	echo "{\"scenario\":\"$scenario\",\"skipped\":\"$1: no $dev ($mod not built or not loadable)\"}" >>"$out"
+	return 1
+}
+
 # count FUNC CMD...: run CMD with FUNC's calls counted by a kprobe, in a run
 # of its own (a probe costs instructions), and record the count.
 count() {
 	local fn=$1 name=$2; shift 2
+	[ -z "${NATIVE:-}" ] || return 0	# a probe's cost is in no native figure
 	echo "p:bench_$fn $fn" >>$tr/kprobe_events
 	echo 1 >$tr/events/kprobes/bench_$fn/enable
 	"$@" >/dev/null
@@ -37,21 +61,27 @@ tap() { # tap NAME [ip tuntap flags]: a persistent tap the programs attach to
 	ip link set "$t" up
 }
 untap() { ip link del "$1" 2>/dev/null || true; }
+mac() { ip ${1:+-n "$1"} -br link show "$2" | awk '{ print $3 }'; } # mac NETNS DEV
+wait_for() { # wait_for FILE: up to 30 s, for a program's --ready file
+	local i
+	for i in $(seq 300); do [ -e "$1" ] && return; sleep 0.1; done
+	echo "bench: $1 did not appear in 30 s" >&2; exit 1
+}
 
 # consume_with CASE PARAMS CONSUMER... -- GENERATOR...: a tap consumer
 # (./reader or ./vhost --mode rx) waiting while a generator sends through
 # the tap; the generator starts first and waits for the consumer (--after).
 consume_with() {
-	local name=$1 params=$2 cons=() ready=/tmp/ready.$$
+	local name=$1 params=$2 cons=() ready=$tmp/ready.$$
 	shift 2
 	while [ "$1" != -- ]; do cons+=("$1"); shift; done; shift
 	rm -f $ready
-	"${cons[@]}" --start-timeout 30 --ready $ready >/tmp/consumer.json &
+	"${cons[@]}" --start-timeout 30 --ready $ready >$tmp/consumer.json &
 	local pid=$!
-	"$@" --after $ready >/tmp/gen.json
+	"$@" --after $ready >$tmp/gen.json
 	wait $pid || { echo "bench: consumer failed in $name" >&2; exit 1; }
-	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat /tmp/consumer.json),\"generator\":$(cat /tmp/gen.json)}" >>"$out"
-	echo "$scenario $name: $(cat /tmp/consumer.json)"
+	echo "{\"scenario\":\"$scenario\",\"case\":\"$name\",\"params\":$params,\"result\":$(cat $tmp/consumer.json),\"generator\":$(cat $tmp/gen.json)}" >>"$out"
+	echo "$scenario $name: $(cat $tmp/consumer.json)"
 }
 
 case $scenario in
@@ -91,6 +121,7 @@ s001)	# write() into a tap, delivered to a UDP socket (seed 001)
 	ip link del vp0
 	;;
 s002)	# vhost-net TX into a tap (seed 002)
+	have vhost || exit 4
 	for f in 0 4 8 16 32 48 64; do
 		tap tap0 vnet_hdr; ethtool -C tap0 rx-frames $f
 		case_ "msg_more rx-frames $f" "{\"mode\":\"msg_more\",\"rx_frames\":$f,\"burst\":64}" \
@@ -149,7 +180,9 @@ s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
 		flags=() p=false
 		[ -n "$bp" ] && flags=(--backpressure) p=true
 		for w in read poll vhost; do
+			[ $w != vhost ] || have vhost || continue
 			for gen in "pktgen" "gso 1" "gso 32"; do
+				[ "$gen" != pktgen ] || have pktgen || continue
 				gen_for "$gen"
 				if [ $w = vhost ]; then
 					c=(./vhost --mode rx --dst-ip 10.0.2.1) wname="vhost-net rx"
@@ -165,6 +198,134 @@ s003)	# host -> guest: tun_net_xmit -> ptr_ring -> reader (seed 003)
 s004)	# 10 UDP flows of 1-byte payload written into a tap (seed 004)
 	case_ "10 flows, 1 B" '{"flows":10,"payload":1}' \
 		./writer --tap tap0 --flows 10 --size 43 --packets "$n"
+	;;
+bridged)	# vhost-net TX into a tap that is a bridge port: tap0 -> br0 -> vp0
+	# -> vp1, where the sinks are.  The bridge's rx_handler consumes each
+	# skb in __netif_receive_skb_core(), so a list gains nothing there.
+	# As in s000, no learning and no local entries: every lookup misses
+	# in an empty fdb, and each frame floods to vp0 alone.
+	have vhost || exit 4
+	# br0's address is set, so it does not follow its ports' as the tap
+	# comes and goes, and its own entry goes once
+	ip link add br0 address 02:00:00:00:0b:00 type bridge
+	bridge fdb del 02:00:00:00:0b:00 dev br0 self
+	ip link add vp0 type veth peer name vp1
+	for d in br0 vp0 vp1; do sysctl -qw net.ipv6.conf.$d.disable_ipv6=1; done
+	for d in br0 vp0 vp1; do ip link set $d up; done
+	port() { # port DEV: a bridge port that neither learns nor is local
+		ip link set "$1" master br0
+		ip link set "$1" type bridge_slave learning off
+		bridge fdb del "$(mac "" "$1")" dev "$1" master
+	}
+	port vp0
+	bridged() { # bridged NAME PARAMS RX-FRAMES VHOST-ARGS...: a case, a fresh tap
+		local name=$1 params=$2 frames=$3; shift 3
+		ip tuntap add dev tap0 mode tap vnet_hdr
+		sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
+		ethtool -C tap0 rx-frames "$frames"
+		port tap0
+		if bridge fdb show br br0 | grep -q ' master br0'; then
+			echo "bench: br0's fdb is not empty" >&2; exit 1
+		fi
+		case_ "$name" "$params" ./vhost --mode tx --tap tap0 --sink vp1 "$@" --packets "$n"
+		untap tap0
+	}
+	for f in 0 64; do
+		bridged "msg_more rx-frames $f" "{\"mode\":\"msg_more\",\"rx_frames\":$f,\"burst\":64}" \
+			$f --sndbuf limited --burst 64
+	done
+	for b in 1 64; do
+		bridged "xdp_batch burst $b" "{\"mode\":\"xdp_batch\",\"burst\":$b}" \
+			0 --sndbuf unlimited --burst $b
+	done
+	;;
+tcp-stream)	# guest-to-host TCP through vhost-net: the stack of the netns
+	# bench-guest sends on tap1, ./vhost --mode relay posts what it sends
+	# to vhost-net TX on tap0, and a socket here receives it; with TSO
+	# off as MTU frames (vhost-net's XDP batch), on as GSO frames of up
+	# to 64 KB (too large for a batch: one sendmsg each).  Writes of
+	# 64 KB: smaller ones segment with the sender's timing, and their
+	# figures do not repeat from boot to boot.
+	have vhost || exit 4
+	ip netns add bench-guest
+	trap 'kill $(jobs -p) 2>/dev/null || true; wait; ip netns del bench-guest 2>/dev/null || true; untap tap0' EXIT
+	# each connection starts afresh, not from the last one's metrics
+	sysctl -qw net.ipv4.tcp_no_metrics_save=1
+	ip netns exec bench-guest sysctl -qw net.ipv4.tcp_no_metrics_save=1
+	for tso in off on; do
+		ip tuntap add dev tap0 mode tap vnet_hdr
+		ip -n bench-guest tuntap add dev tap1 mode tap vnet_hdr
+		sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
+		ip netns exec bench-guest sysctl -qw net.ipv6.conf.tap1.disable_ipv6=1
+		rm -f $tmp/relay.ready
+		t=(); [ $tso = on ] && t=(--tso)
+		./vhost --mode relay --tap tap0 --from tap1 --from-netns bench-guest "${t[@]}" \
+			--ready $tmp/relay.ready >$tmp/relay.json &
+		relay=$!
+		wait_for $tmp/relay.ready
+		ip link set tap0 up
+		ip -n bench-guest link set lo up
+		ip -n bench-guest link set tap1 up
+		ip addr add 10.0.4.1/24 dev tap0
+		ip -n bench-guest addr add 10.0.4.2/24 dev tap1
+		ip neigh add 10.0.4.2 lladdr "$(mac bench-guest tap1)" dev tap0
+		ip -n bench-guest neigh add 10.0.4.1 lladdr "$(mac "" tap0)" dev tap1
+		for f in 1 4; do
+			consume_with "tso $tso, $f flows" "{\"tso\":\"$tso\",\"flows\":$f,\"size\":65536}" \
+				./stream --serve --addr 10.0.4.1 --tap tap0 --flows $f -- \
+				ip netns exec bench-guest ./stream --addr 10.0.4.1 --flows $f \
+					--size 65536 --bytes $((n * 1448))
+		done
+		# A frame lost on the way would put TCP's recovery in the
+		# figure.  Counted before the relay goes: then the sender's
+		# last ACKs are lost, and it retransmits into a tap with no
+		# queue.
+		lost=$(ip netns exec bench-guest cat /sys/class/net/tap1/statistics/tx_dropped)
+		kill $relay
+		wait $relay
+		grep -q '"write_errors":0,' $tmp/relay.json && [ "$lost" = 0 ] ||
+			{ echo "bench: the relay lost frames (tap1 dropped $lost): $(cat $tmp/relay.json)" >&2; exit 1; }
+		untap tap0
+		ip -n bench-guest link del tap1
+	done
+	;;
+rr)	# request/response, one transaction in flight: tap0 here, tap1 in
+	# the netns bench-peer, joined by ./wire; each transaction crosses
+	# tun four times (a transmit and a write each way)
+	rm -f $tmp/wire.ready $tmp/rr.ready
+	ip netns add bench-peer
+	wire= srv=
+	trap 'kill $wire $srv 2>/dev/null || true; wait; ip netns del bench-peer 2>/dev/null || true; untap tap0' EXIT
+	tap tap0
+	ip -n bench-peer tuntap add dev tap1 mode tap
+	sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
+	ip netns exec bench-peer sysctl -qw net.ipv6.conf.tap1.disable_ipv6=1
+	./wire --peer-netns bench-peer --ready $tmp/wire.ready >$tmp/wire.json &
+	wire=$!
+	wait_for $tmp/wire.ready
+	ip -n bench-peer link set lo up
+	ip -n bench-peer link set tap1 up
+	ip addr add 10.0.3.1/24 dev tap0
+	ip -n bench-peer addr add 10.0.3.2/24 dev tap1
+	# no ARP inside the measurement
+	ip neigh add 10.0.3.2 lladdr "$(mac bench-peer tap1)" dev tap0
+	ip -n bench-peer neigh add 10.0.3.1 lladdr "$(mac "" tap0)" dev tap1
+	for p in udp tcp; do
+		t=(); [ $p = tcp ] && t=(--tcp)
+		ip netns exec bench-peer ./rr --serve "${t[@]}" --addr 10.0.3.2 --ready $tmp/rr.ready &
+		srv=$!
+		case_ "$p rr 64" "{\"proto\":\"$p\",\"size\":64}" \
+			./rr "${t[@]}" --addr 10.0.3.2 --size 64 --transactions "$n" --after $tmp/rr.ready
+		kill $srv 2>/dev/null || true	# TCP's ends with its connection
+		wait $srv || true
+		srv=
+		rm -f $tmp/rr.ready
+	done
+	kill $wire
+	wait $wire || true
+	wire=
+	grep -q '"write_errors":0}' $tmp/wire.json ||
+		{ echo "bench: the wire failed to pass frames: $(cat $tmp/wire.json)" >&2; exit 1; }
 	;;
 *)	echo "bench: unknown scenario $scenario" >&2; exit 1 ;;
 esac

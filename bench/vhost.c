@@ -9,6 +9,13 @@
  *	the tap's own address where UDP sinks drain them after each burst.
  *   --mode rx: vhost-net receives what the kernel transmits on the tap; the
  *	traffic comes from another process, started once --ready exists.
+ *   --mode relay: a VM's TX path for another stack's traffic: what the stack
+ *	of a second netns (--from-netns) transmits on its tap --from, vnet
+ *	header and all, is posted to vhost-net TX on the tap, each batch read
+ *	as one burst; what the kernel transmits on the tap (ACKs) is read
+ *	and written into --from.  With --tso that stack hands --from GSO
+ *	frames of up to 64 KB, as a guest with TSO does; without, MTU frames.
+ *	Runs until SIGTERM.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -27,6 +35,7 @@
 #include <sys/syscall.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <linux/if_bridge.h>
 #include <linux/vhost.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
@@ -39,6 +48,7 @@
 #define VQ_TX		1
 #define HDR_LEN		sizeof(struct virtio_net_hdr_mrg_rxbuf)
 #define RX_BUF_LEN	2048
+#define RELAY_SLOT	(HDR_LEN + 65536)	/* a 64 KB GSO frame */
 #define RING_PAGE	4096	/* desc, avail and used get a page each */
 #define WARMUP_BURSTS	2
 #define KICK_AGAIN_NS	(100 * 1000 * 1000ULL)	/* no progress: kick again */
@@ -55,8 +65,8 @@ static struct {
 } vq;
 
 static struct {
-	const char *tap, *ready;
-	bool rx, napi, backpressure;
+	const char *tap, *ready, *sink, *from, *from_netns;
+	bool rx, relay, napi, backpressure, tso;
 	unsigned int burst, size, flows, port;
 	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu;
@@ -294,6 +304,33 @@ static int xdp_attach(const char *tap, int action)
 	return link;
 }
 
+/*
+ * A bridge enables a port when linkwatch, up to a second after the carrier
+ * came with our queue, reports it: until then it drops what the tap hands
+ * it.  Wait for the tap's bridge port, if it is one, to forward.
+ */
+static void bridge_port_wait(const char *tap)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	char path[128];
+	int i, state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", tap);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			return;
+		if (fscanf(f, "%d", &state) != 1)
+			state = 0;
+		fclose(f);
+		if (state == BR_STATE_FORWARDING)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	fail("%s: its bridge port does not forward after 5 s", tap);
+}
+
 static int run_tx(void)
 {
 	static const char *const xdp_name[] = {
@@ -302,7 +339,7 @@ static int run_tx(void)
 	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 },
 			       .sip = o.sip, .dip = o.dip,
 			       .sport = o.port, .dport = o.port };
-	uint64_t seq = 0, sent = 0, t0, t1, deadline;
+	uint64_t seq = 0, sent = 0, t0, t1, deadline, busy;
 	size_t slot = ((o.seed ? MALFORMED_MAX : HDR_LEN + o.size) + 63) & ~63UL;
 	uint64_t toggles = 0, bursts = 0;
 	struct counters c0, c1;
@@ -320,8 +357,10 @@ static int run_tx(void)
 	/* INT_MAX lets vhost batch frames as XDP buffers, else MSG_MORE. */
 	xioctl(tap, TUNSETSNDBUF, &o.sndbuf, "TUNSETSNDBUF");
 	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
-	if_set_ipv4(o.tap, o.dip, 24);
-	if_mac(o.tap, f.dmac);
+	/* The tap may be a bridge port, and the sinks behind the bridge. */
+	if_set_ipv4(o.sink ? o.sink : o.tap, o.dip, 24);
+	if_mac(o.sink ? o.sink : o.tap, f.dmac);
+	bridge_port_wait(o.tap);
 	if (o.xdp >= 0)
 		link = xdp_attach(o.tap, o.xdp);
 
@@ -351,6 +390,7 @@ static int run_tx(void)
 		make_it_fail(worker, true);
 	csw = vol_csw(RUSAGE_THREAD);
 	wcsw = worker_csw();
+	busy = busy_ticks();
 	t0 = now_ns();
 	while (sent < o.packets && now_ns() < deadline) {
 		n = o.packets - sent < o.burst ? o.packets - sent : o.burst;
@@ -370,6 +410,7 @@ static int run_tx(void)
 		}
 	}
 	t1 = now_ns();
+	busy = busy_ticks() - busy;
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	wcsw = worker_csw() - wcsw;
 	if (s.n)
@@ -418,6 +459,7 @@ static int run_tx(void)
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
 	json_u64("worker_csw", wcsw);
+	json_busy(busy);
 	json_end();
 
 	if (sent < o.packets) {
@@ -470,6 +512,7 @@ static int run_rx(void)
 		.start = o.start_timeout * NSEC_PER_SEC,
 	};
 	uint64_t packets = 0, bytes = 0, ready, first = 0, last = 0, n, idle = 0;
+	uint64_t busy = 0;
 	struct counters c0, c1;
 	unsigned int i;
 	bool more;
@@ -501,6 +544,7 @@ static int run_rx(void)
 		if (more && !first) {
 			first = now_ns();
 			idle = idle_ticks();
+			busy = busy_ticks();
 		}
 		n = packets;
 		rx_reap(&packets, &bytes);
@@ -508,6 +552,7 @@ static int run_rx(void)
 			last = now_ns();
 	} while (more && packets < o.packets);
 	idle = idle_ticks() - idle;
+	busy = first ? busy_ticks() - busy : 0;
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	wcsw = worker_csw() - wcsw;
 	counters_read(o.tap, &c1);
@@ -525,6 +570,122 @@ static int run_rx(void)
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
 	json_u64("worker_csw", wcsw);
+	json_busy(busy);
+	json_end();
+	return 0;
+}
+
+/* Write every frame waiting on from into to; counts those it could not. */
+static uint64_t relay_back(int from, int to, uint64_t *errors)
+{
+	static uint8_t buf[RELAY_SLOT];
+	uint64_t frames = 0;
+	ssize_t n;
+
+	while ((n = read(from, buf, sizeof(buf))) > 0) {
+		if (write(to, buf, n) == n)
+			frames++;
+		else
+			(*errors)++;
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		die("read");
+	return frames;
+}
+
+/* Post every frame waiting on from as one burst; returns how many. */
+static unsigned int relay_burst(int from)
+{
+	unsigned int n = 0;
+	uint16_t id;
+	ssize_t len;
+
+	while (n < RING_NUM) {
+		id = vq.avail_idx % RING_NUM;
+		len = read(from, vq.buf + id * vq.slot, vq.slot);
+		if (len < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (len < 0)
+			die("read");
+		vq.desc[id].len = len;
+		vq.avail->ring[id] = id;
+		vq.avail_idx++;
+		n++;
+	}
+	if (!n)
+		return 0;
+	vq_publish();
+	while (vq.used_idx != vq.avail_idx && !stop_requested)
+		if (vq_wait(now_ns() + KICK_AGAIN_NS))
+			vq.used_idx = __atomic_load_n(&vq.used->idx,
+						      __ATOMIC_ACQUIRE);
+		else
+			vq_kick();
+	return n;
+}
+
+static int run_relay(void)
+{
+	unsigned long off = TUN_F_CSUM | (o.tso ? TUN_F_TSO4 | TUN_F_TSO6 : 0);
+	uint64_t frames = 0, back = 0, bursts = 0, errors = 0;
+	unsigned int hdr = HDR_LEN;
+	struct pollfd pfd[2];
+	sigset_t term, old;
+	int tap, from, i;
+
+	tap = tap_attach(NULL, o.tap, IFF_VNET_HDR);
+	/*
+	 * A guest's full TX ring stops its queue and the qdisc holds what
+	 * comes next; without IFF_BACKPRESSURE the tap would drop it, and
+	 * TCP's recovery would be in the figure.
+	 */
+	from = tap_attach(o.from_netns, o.from, IFF_VNET_HDR | IFF_BACKPRESSURE);
+	for (i = 0; i < 2; i++) {
+		xioctl(i ? from : tap, TUNSETVNETHDRSZ, &hdr, "TUNSETVNETHDRSZ");
+		if (fcntl(i ? from : tap, F_SETFL, O_NONBLOCK))
+			die("O_NONBLOCK");
+	}
+	/*
+	 * Checksum offload both ways, as virtio-net negotiates it, so that
+	 * --tso changes one thing: whether the sending stack segments.
+	 */
+	xioctl(tap, TUNSETOFFLOAD, (void *)(unsigned long)TUN_F_CSUM,
+	       "TUNSETOFFLOAD");
+	xioctl(from, TUNSETOFFLOAD, (void *)off, "TUNSETOFFLOAD");
+	xioctl(tap, TUNSETSNDBUF, &o.sndbuf, "TUNSETSNDBUF");
+	vq_setup(tap, VQ_TX, RELAY_SLOT, RELAY_SLOT, 0);
+	/* SIGTERM only inside ppoll(), so that it cannot slip past it. */
+	catch_stop();
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &term, &old))
+		die("sigprocmask");
+	touch(o.ready);
+	pfd[0] = (struct pollfd){ .fd = from, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = tap, .events = POLLIN };
+	while (!stop_requested) {
+		if (ppoll(pfd, 2, NULL, &old) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if ((pfd[0].revents | pfd[1].revents) & (POLLERR | POLLHUP | POLLNVAL))
+			fail("vhost: a tap of the relay went away");
+		if (pfd[0].revents & POLLIN) {
+			i = relay_burst(from);
+			frames += i;
+			bursts += !!i;
+		}
+		if (pfd[1].revents & POLLIN)
+			back += relay_back(tap, from, &errors);
+	}
+	json_begin("vhost-relay");
+	json_u64("tso", o.tso);
+	json_u64("frames", frames);
+	json_u64("bursts", bursts);
+	json_u64("frames_back", back);
+	json_u64("write_errors", errors);
+	json_u64("kicks", vq.kicks);
 	json_end();
 	return 0;
 }
@@ -532,17 +693,20 @@ static int run_rx(void)
 static void usage(void)
 {
 	fprintf(stderr,
-"usage: vhost --mode tx|rx [--tap NAME] [--packets N] [--napi] [--cpu N]\n"
+"usage: vhost --mode tx|rx|relay [--tap NAME] [--packets N] [--napi] [--cpu N]\n"
 "  tx: [--burst 1..64] [--size BYTES] [--sndbuf limited|unlimited|BYTES]\n"
 "      [--xdp drop|pass [--xdp-toggle BURSTS]] [--flows F] [--port P]\n"
 "      [--dst-ip IP] [--src-ip IP] [--timeout S (total, default 20)]\n"
+"      [--sink DEV (the sinks' address and MAC are DEV's, not the tap's)]\n"
 "      [--malformed SEED (the malformed-input corpus)] [--multi-queue]\n"
 "      [--fail (fault injection: make-it-fail on the worker once warmed up;\n"
 "       the counters are reported, the caller judges them)]\n"
 "  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
 "      [--backpressure (IFF_BACKPRESSURE: a full ring stops the queue)]\n"
 "      [--max-time S (from first packet, default 60)]\n"
-"      [--start-timeout S (default 0: wait for the first packet)]\n");
+"      [--start-timeout S (default 0: wait for the first packet)]\n"
+"  relay: --from TAP --from-netns NAME [--tso] [--ready FILE]\n"
+"      [--sndbuf limited|unlimited|BYTES]\n");
 	exit(1);
 }
 
@@ -560,7 +724,9 @@ int main(int argc, char **argv)
 		{ "ready", 1, NULL, 'r' }, { "cpu", 1, NULL, 'c' },
 		{ "malformed", 1, NULL, 'F' }, { "xdp-toggle", 1, NULL, 'X' },
 		{ "multi-queue", 0, NULL, 'Q' }, { "fail", 0, NULL, 'E' },
-		{ "backpressure", 0, NULL, 'B' },
+		{ "backpressure", 0, NULL, 'B' }, { "sink", 1, NULL, 'k' },
+		{ "from", 1, NULL, 'o' }, { "from-netns", 1, NULL, 'O' },
+		{ "tso", 0, NULL, 'g' },
 		{ 0 }
 	};
 	const char *mode = NULL;
@@ -645,6 +811,18 @@ int main(int argc, char **argv)
 		case 'Q':
 			o.multi_queue = true;
 			break;
+		case 'k':
+			o.sink = optarg;
+			break;
+		case 'o':
+			o.from = optarg;
+			break;
+		case 'O':
+			o.from_netns = optarg;
+			break;
+		case 'g':
+			o.tso = true;
+			break;
 		case 'E':
 			o.fail = true;
 			break;
@@ -653,12 +831,21 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || !mode ||
-	    (strcmp(mode, "tx") && strcmp(mode, "rx")) ||
+	    (strcmp(mode, "tx") && strcmp(mode, "rx") &&
+	     strcmp(mode, "relay")) ||
 	    (o.xdp_toggle && o.xdp < 0))
 		usage();
 	o.rx = !strcmp(mode, "rx");
-	if (o.backpressure && !o.rx)
+	o.relay = !strcmp(mode, "relay");
+	if ((o.backpressure && !o.rx) || (o.sink && o.rx))
 		usage();
+	if (o.relay != (o.from && o.from_netns) || (o.tso && !o.relay))
+		fail("vhost: --mode relay, and only it, takes --from TAP --from-netns NAME (and --tso)");
+	if (o.relay && (o.napi || o.sink || o.xdp >= 0 || o.seed || o.fail ||
+			o.multi_queue || o.cpu >= 0))
+		fail("vhost: --mode relay takes only --tap, --from, --from-netns, --tso, --sndbuf and --ready");
+	if (o.relay)
+		return run_relay();
 	if (!o.timeout)
 		o.timeout = o.rx ? 5 : 20;
 	/* Before VHOST_SET_OWNER, so that the vhost worker inherits it. */

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct udp_frame f = { .smac = { 2, 0, 0, 0, 0, 2 } };
-	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline;
+	uint64_t seq = 0, errors = 0, sent, t0, t1, deadline, busy;
 	struct counters c0, c1;
 	struct sinks s = { 0 };
 	unsigned int i;
@@ -285,6 +285,7 @@ int main(int argc, char **argv)
 	if (o.fail)
 		make_it_fail(NULL, true);
 	csw = vol_csw(RUSAGE_THREAD);
+	busy = busy_ticks();
 	t0 = now_ns();
 	deadline = t0 + o.timeout * NSEC_PER_SEC;
 	while (seq < o.packets && now_ns() < deadline) {
@@ -293,6 +294,7 @@ int main(int argc, char **argv)
 		sinks_drain(&s);
 	}
 	t1 = now_ns();
+	busy = busy_ticks() - busy;
 	csw = vol_csw(RUSAGE_THREAD) - csw;
 	if (o.fail)
 		make_it_fail(NULL, false);
@@ -320,6 +322,7 @@ int main(int argc, char **argv)
 	json_u64("write_errors", errors);
 	json_counters(&c0, &c1);
 	json_u64("csw", csw);
+	json_busy(busy);
 	json_end();
 
 	if (seq < o.packets) {

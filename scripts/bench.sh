@@ -5,6 +5,15 @@
 #   instructions per packet, two boots per kernel to show they repeat;
 #   PACKETS a case (default 20,000; five times that in s000 and s003).
 # MODE=kvm (default where the KVM probe boots): wall-clock pps, 5 boots.
+#   KVM_STANDIN=tcg runs that pipeline, -smp 2 and all, under TCG: a test of
+#   the pipeline whose figures measure nothing, so it writes only to
+#   BENCH_RESULTS, never to results/.
+# MODE=native RUN=base|series: the running kernel, no QEMU (a test box
+#   booted into base, then into series): 5 runs of each scenario in a netns
+#   of their own, recorded in $BUILD/native; once both are recorded,
+#   results/native/ compares them (report.py refuses two machines or two
+#   kernel configs).  A scenario or case the kernel cannot run (no
+#   vhost-net, no pktgen) is skipped with the reason.
 # --smoke: small packet counts on the series kernel only (SMOKE_KERNEL=KIND:
 #   that one), nothing written to results/; prints ok/not ok per scenario.
 . "$(dirname "$0")/lib.sh"
@@ -12,8 +21,9 @@
 smoke=
 [ "${1:-}" = --smoke ] && { smoke=1; shift; }
 sel=${1:-all}
-scenarios=(s000 s001 s002 s003 s004)
+scenarios=(s000 s001 s002 s003 s004 rr bridged tcp-stream)
 [ "$sel" = all ] || scenarios=("$sel")
+[ "${MODE:-}" != native ] || SCENARIO=$sel exec "$TOP/scripts/native.sh" ${smoke:+--smoke} "${scenarios[@]}"
 
 # STACK=NAME: against the stack cut after series NAME, not the whole of it;
 # results in results/stack-NAME/.  With ALONE=1, against series NAME alone
@@ -66,38 +76,49 @@ if [ -n "$smoke" ]; then
 	kernels=("${SMOKE_KERNEL:-${kernels[1]}}")
 fi
 mode=${MODE:-}
+if [ -n "${KVM_STANDIN:-}" ]; then
+	[ "$mode" = kvm ] && [ "$KVM_STANDIN" = tcg ] || die "KVM_STANDIN=$KVM_STANDIN: tcg, with MODE=kvm"
+	case $(realpath -m "${BENCH_RESULTS:-$TOP/results}")/ in
+	"$(realpath -m "$TOP/results")"/*) die "KVM_STANDIN=tcg: its figures are no measurement; set BENCH_RESULTS outside results/" ;;
+	esac
+fi
 if [ -z "$mode" ]; then
 	mode=icount
 	build_kernel "${kernels[-1]}"
 	"$TOP/scripts/kvm-probe.sh" "$(kout "$(kind "${kernels[-1]}")")/arch/x86/boot/bzImage" && mode=kvm
 fi
+# Wall-clock modes also record CPU time per packet (bench/run.sh).
+cpu=(env)
 case $mode in
 icount) reps=2 n=${PACKETS:-20000} ;;
-kvm) reps=5 n=${PACKETS:-500000} ;;
-*) die "MODE=$mode: icount or kvm" ;;
+kvm) reps=5 n=${PACKETS:-500000} cpu=(env BENCH_CPU=1) ;;
+*) die "MODE=$mode: icount, kvm or native" ;;
 esac
 if [ -n "$smoke" ]; then reps=1 n=300; fi
 
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 [ -n "${EACH:-}" ] || for k in "${kernels[@]}"; do build_kernel "$k"; done
 
-runs=$BUILD/bench${smoke:+-smoke}$runs_tag
+runs=$BUILD/bench${smoke:+-smoke}${KVM_STANDIN:+-standin}$runs_tag
 rc=0
 for k in "${kernels[@]}"; do
 	[ -z "${EACH:-}" ] || build_kernel "$k"
 	for s in "${scenarios[@]}"; do
-		# s000 and s003: a generator and a consumer take turns on the
-		# one vCPU, and their first few hundred switches go differently
-		# from run to run: up to 1.2% of a figure over 20,000 packets,
-		# under 0.4% over 100,000.
+		# no boots of a run with more of them left for the report
+		rm -rf "${runs:?}/$s/$k"-*
+		# s000, s003 and tcp-stream: a generator and a consumer take
+		# turns on the one vCPU, and their first few hundred switches go
+		# differently from run to run: up to 1.2% of a figure over 20,000
+		# packets, under 0.4% over 100,000.
 		ns=$n
-		[ "$mode" = icount ] && [ -z "$smoke" ] && [[ $s = s00[03] ]] && ns=$((n * 5))
+		case $mode-$smoke-$s in icount--s000 | icount--s003 | icount--tcp-stream) ns=$((n * 5)) ;; esac
 		for r in $(seq "$reps"); do
 			d=$runs/$s/$k-$r
 			mkdir -p "$runs/$s"
 			say "bench: $s on $k ($mode, run $r of $reps, $ns packets)"
-			if "$TOP/scripts/guest.sh" -k "$(kind "$k")" -m "$mode" -t 1500 -o "$d" -- \
-				"$TOP/bench/run.sh" "$s" "$ns" >"$d.log" 2>&1; then
+			if "$TOP/scripts/guest.sh" -k "$(kind "$k")" -m "${KVM_STANDIN:-$mode}" \
+				-t 1500 -o "$d" -- "${cpu[@]}" "$TOP/bench/run.sh" "$s" "$ns" \
+				>"$d.log" 2>&1; then
 				[ -n "$smoke" ] && echo "ok bench/$s # $(wc -l <"$d/results.jsonl") cases"
 			else
 				rc=1
@@ -110,4 +131,5 @@ done
 [ -n "$smoke" ] && exit $rc
 [ $rc -eq 0 ] || die "a bench run failed: no results written"
 /usr/bin/python3 "$TOP/scripts/report.py" --runs "$runs" --mode "$mode" "${cut[@]}" \
+	${BENCH_RESULTS:+--out "$BENCH_RESULTS"} ${KVM_STANDIN:+--standin "$KVM_STANDIN"} \
 	--command "make bench SCENARIO=$sel${MODE:+ MODE=$MODE}${STACK:+ STACK=$STACK}${ALONE:+ ALONE=1}${EACH:+ EACH=1}" "${scenarios[@]}"

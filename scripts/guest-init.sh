@@ -2,7 +2,7 @@
 # PID 1 of a guest booted by scripts/guest.sh.  The root is the host's, read
 # only over 9p; the run's folder is shared read-write at /tmp/guest.  Runs the
 # command found there, records its exit status, and reboots (QEMU exits).
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev

@@ -50,6 +50,7 @@ tcg) accel=(-accel tcg -cpu max -smp 2) ;;
 icount) accel=(-accel tcg -cpu max -smp 1 -icount shift=0,sleep=off) ;;
 *) die "unknown mode '$mode' (auto, kvm, tcg, icount)" ;;
 esac
+echo "${accel[*]}" >"$dir/accel"	# how it ran, for whoever reads the runs
 mem=1G extra=
 # A KASAN kernel interprets ACPI's PCI interrupt routing method (_PRT) so
 # slowly under TCG that ACPICA gives up on it and virtio gets no interrupt:

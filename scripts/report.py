@@ -13,25 +13,28 @@ RES = os.path.join(TOP, "results")
 SPREAD_LIMIT = 0.5  # % between the two icount boots of one kernel
 NOTE = ("icount: one vCPU under TCG with `-icount shift=0,sleep=off`, so a "
         "guest nanosecond is one guest instruction and each figure is guest "
-        "instructions per packet, all parties on the one CPU counted. It "
+        "instructions per {per}, all parties on the one CPU counted. It "
         "does not model caches, branch prediction, cross-CPU wakeups, IPIs "
         "or lock contention; it is not pps.")
 
 
 def load(path):
-    """A run's cases, and per case its counted functions' calls per packet
-    (from the case's own run with the count on, "NAME (counted)")."""
-    cases, counted, counts = {}, {}, {}
+    """A run's cases, per case its counted functions' calls per packet
+    (from the case's own run with the count on, "NAME (counted)"), and
+    what the run left out (run.sh's "skipped", natively)."""
+    cases, counted, counts, skips = {}, {}, {}, []
     for line in open(path):
         r = json.loads(line)
-        if "count" in r:
+        if "skipped" in r:
+            skips.append(r["skipped"])
+        elif "count" in r:
             pk = counted[r["case"]]
             counts[r["case"]] = {fn: hits / pk for fn, hits in r["count"].items()}
         elif r["case"].endswith(" (counted)"):
             counted[r["case"][:-len(" (counted)")]] = r["result"]["packets"]
         else:
             cases[r["case"]] = r
-    return cases, counts
+    return cases, counts, skips
 
 
 def figures(r, counts, mode):
@@ -51,6 +54,21 @@ def figures(r, counts, mode):
         f["worker_csw_per_pkt"] = res["worker_csw"] / pk
     for fn, per_pkt in counts.get(r["case"], {}).items():
         f[fn + "_per_pkt"] = per_pkt
+    if res.get("role") == "stream":
+        # A stream's figure is per KiB of payload: how many packets carry
+        # it depends on TSO and on timing.  Per packet is shown beside.
+        kib = res["bytes"] / 1024
+        f["value"] = ns / kib if mode == "icount" else kib * 1e9 / ns
+        if mode == "icount":
+            f["insn_per_pkt"] = ns / pk
+    if mode != "icount":
+        # the CPU time of all CPUs in the measured window, per packet
+        # (common.c's busy_ticks()); and an rr client's round trips
+        if "busy_ticks" in res:
+            f["cpu_us_per_pkt"] = res["busy_ticks"] * 1e6 / res["hz"] / pk
+        for p in ("p50", "p99"):
+            if p + "_ns" in res:
+                f[p + "_us"] = res[p + "_ns"] / 1e3
     return f
 
 
@@ -71,32 +89,56 @@ def release(kernel):
 
 def summarize(runs, scen, mode, series_kernel, base_kernel="base"):
     """The runs of base_kernel and series_kernel (their run folders' names
-    up to "-REP") as the rows' "base" and "series"."""
+    up to "-REP") as the rows' "base" and "series".  A row's figure is the
+    mean of the runs under icount, whose runs repeat, and their median in
+    the wall-clock modes."""
     kernels = {}
     names = {base_kernel: "base", series_kernel: "series"}
     for d in sorted(glob.glob(os.path.join(runs, scen, "*-*/results.jsonl"))):
         k, rep = os.path.basename(os.path.dirname(d)).rsplit("-", 1)
         if k in names:
-            kernels.setdefault(names[k], []).append(load(d))
-    order = list(kernels["base"][0][0])
+            kernels.setdefault(names[k], []).append((d,) + load(d))
+    for k in ("base", "series"):
+        if k not in kernels:
+            sys.exit(f"report: no {k} run of {scen} in {runs}")
+    # A case may be missing only from a run that says what it skipped
+    # (natively, a kernel without vhost-net or pktgen).
+    every = [c for _, cases, _, _ in kernels["base"] + kernels["series"] for c in cases]
+    order = list(dict.fromkeys(every))
+    for d, cases, _, skips in kernels["base"] + kernels["series"]:
+        lost = [c for c in order if c not in cases]
+        if lost and not skips:
+            sys.exit(f"report: {d} has no case {lost[0]!r} and skipped nothing: an incomplete run")
+    order = [c for c in order if all(c in cases for _, cases, _, _ in
+                                     kernels["base"] + kernels["series"])]
+
+    def mid(v):
+        return sum(v) / len(v) if mode == "icount" else sorted(v)[len(v) // 2]
     out = []
     for c in order:
-        row = {"case": c, "params": kernels["base"][0][0][c]["params"]}
+        row = {"case": c, "params": kernels["base"][0][1][c]["params"]}
         for k, reps in kernels.items():
-            figs = [figures(cases[c], counts, mode) for cases, counts in reps]
+            figs = [figures(cases[c], counts, mode) for _, cases, counts, _ in reps]
             vals = [f["value"] for f in figs]
-            mean = sum(vals) / len(vals)
-            row[k] = {"value": mean, "runs": vals,
-                      "spread_pct": 100 * (max(vals) - min(vals)) / mean}
+            v = mid(vals)
+            row[k] = {"value": v, "runs": vals,
+                      "spread_pct": 100 * (max(vals) - min(vals)) / v}
             for key in figs[0]:
                 if key != "value":
-                    row[k][key] = sum(f[key] for f in figs) / len(figs)
-            if mode == "kvm":
-                s = sorted(vals)
-                row[k].update(min=s[0], median=s[len(s) // 2], max=s[-1])
+                    row[k][key] = mid([f[key] for f in figs])
+            if mode != "icount":
+                row[k].update(min=min(vals), median=v, max=max(vals))
         row["change_pct"] = 100 * (row["series"]["value"] / row["base"]["value"] - 1)
         out.append(row)
     return out
+
+
+def skipped(runs, scen):
+    """The cases run.sh left out of a scenario's runs, and why."""
+    why = set()
+    for d in glob.glob(os.path.join(runs, scen, "*-*/results.jsonl")):
+        why |= {r["skipped"] for r in map(json.loads, open(d)) if "skipped" in r}
+    return sorted(why)
 
 
 def lossy(r):
@@ -115,30 +157,52 @@ def fmt(v, mode):
     return f"{v:,.0f}" if mode == "icount" else f"{v / 1e6:.3f} M"
 
 
+NATIVE_NOTE = ("native: the bench on the running kernel of one machine, booted into "
+               "each kernel in turn; the median of 5 runs. cpu_us_per_pkt is the time "
+               "all CPUs were busy in a case's measured window (/proc/stat, in USER_HZ "
+               "ticks), anything else the machine did included.")
+STANDIN_NOTE = ("**Pipeline test, not a figure**: TCG stands in for KVM here, so these "
+                "numbers measure the emulator; they show only that the kvm mode's boots, "
+                "runs and report work end to end.")
+
+
 def markdown(doc, seed):
     mode = doc["mode"]
-    unit = "guest instructions per packet" if mode == "icount" else "pps (median of 5)"
+    per = seed.get("per", "packet")
+    unit = (f"guest instructions per {per}" if mode == "icount"
+            else f"{per if per == 'KiB' else per + 's'} per second (median of 5)")
     b, s = doc["kernels"]["base"], doc["kernels"]["series"]
     nb, ns = doc.get("names", ("base", "series"))
     at = f" at {b['head']}" if b["head"] != "base" else ""
     L = [f"# {doc['scenario']}: {seed['setup']}", "",
          f"Generated by `{doc['command']}` ({doc['mode']} mode); {nb} "
          f"{b['release']}{at}, {ns} {s['release']} at {s['head']}.", ""]
+    if doc.get("standin"):
+        L += [STANDIN_NOTE, ""]
     if mode == "icount":
-        L += [NOTE, ""]
-    L += [f"Seed {seed['seed']}: {seed['thread']}", "", f"| seed | {seed['unit']} |", "|---|---|"]
-    L += [f"| {a} | {b:,} |" for a, b in seed["rows"]]
-    extras = []
+        L += [NOTE.format(per=per), ""]
+    if mode == "native":
+        L += [NATIVE_NOTE, "", "Machine: " + ", ".join(
+            f"{k} {v}" for k, v in doc["machine"].items()) + ".", ""]
+    if seed.get("seed"):
+        L += [f"Seed {seed['seed']}: {seed['thread']}", "",
+              f"| seed | {seed['unit']} |", "|---|---|"]
+        L += [f"| {a} | {b:,} |" for a, b in seed["rows"]]
+    else:
+        L += [seed["about"]]
+    # wall-clock figures vary from run to run: each row shows how much
+    extras = [] if mode == "icount" else ["spread_pct"]
     for r in doc["cases"]:
-        extras += [k for k in r["base"] if (k.endswith("_per_pkt") or k == "drops")
+        extras += [k for k in r["base"] if (k.endswith(("_per_pkt", "_us")) or k == "drops")
                    and k not in extras]
     L += ["", f"| case | {nb} | {ns} | change | " + " | ".join(
         f"{e} {nb}/{ns}" for e in extras) + " |",
         "|---|---:|---:|---:|" + "---:|" * len(extras)]
     for r in doc["cases"]:
         b, s = r["base"], r["series"]
-        ex = " | ".join("-" if e not in b else f"{b[e]:.3f} / {s[e]:.3f}" if e != "drops"
-                        else f"{b[e]:.0f} / {s[e]:.0f}" for e in extras)
+        ex = " | ".join("-" if e not in b else f"{b[e]:.0f} / {s[e]:.0f}" if e == "drops"
+                        else f"{b[e]:.1f}% / {s[e]:.1f}%" if e == "spread_pct"
+                        else f"{b[e]:.3f} / {s[e]:.3f}" for e in extras)
         mark = " (idle)" if mode == "icount" and (b.get("idle") or s.get("idle")) else ""
         if mode == "icount" and lossy(r):
             mark += f" (lossy, ±{spread(r):.2f}%)"
@@ -147,7 +211,11 @@ def markdown(doc, seed):
         L.append(f"| {r['case']}{mark} | {fmt(b['value'], mode)} | {fmt(s['value'], mode)} | "
                  f"{r['change_pct']:+.1f}% | {ex} |")
     L += ["", f"Unit: {unit}. Change: {ns} against {nb} (negative is fewer "
-          "instructions)." if mode == "icount" else f"Unit: {unit}."]
+          "instructions)." if mode == "icount" else
+          f"Unit: {unit}. spread_pct: (max - min) / median of a kernel's runs; a "
+          "change inside it is no result."]
+    if doc.get("skipped"):
+        L += ["", "Not run on these kernels: " + "; ".join(doc["skipped"]) + "."]
     if mode == "icount" and any(r["base"].get("idle") or r["series"].get("idle")
                                 for r in doc["cases"]):
         L += ["", "(idle): the CPU went idle while the receiver ran: after the last "
@@ -209,18 +277,50 @@ def readme():
          "the command that produced each is at its top.", ""]
     for scen, seed in seeds.items():
         p = os.path.join(RES, scen + ".json")
+        what = f"seed {seed['seed']}" if seed.get("seed") else "no seed thread"
         if not os.path.exists(p):
-            L.append(f"- **{scen}** (seed {seed['seed']}): not measured yet.")
+            L.append(f"- **{scen}** ({what}): not measured yet.")
             continue
         doc = json.load(open(p))
-        claim = ", ".join(f"{a} {b:,}" for a, b in seed["rows"])
+        per = seed.get("per", "packet")
         ours = "; ".join(f"{r['case']}: {fmt(r['base']['value'], doc['mode'])} -> "
                          f"{fmt(r['series']['value'], doc['mode'])} ({r['change_pct']:+.1f}%)"
                          for r in doc["cases"])
-        unit = "instructions/packet" if doc["mode"] == "icount" else "pps"
-        L.append(f"- **{scen}** (seed {seed['seed']}, {seed['setup']}): the seed claimed "
-                 f"{claim} {seed['unit']}. Measured ({doc['mode']}, {unit}, base -> series): {ours}.")
+        unit = f"instructions/{per}" if doc["mode"] == "icount" else f"{per}/s"
+        claim = ""
+        if seed.get("seed"):
+            claim = " the seed claimed " + ", ".join(
+                f"{a} {b:,}" for a, b in seed["rows"]) + f" {seed['unit']}."
+        L.append(f"- **{scen}** ({what}, {seed['setup']}):{claim} Measured "
+                 f"({doc['mode']}, {unit}, base -> series): {ours}.")
     open(os.path.join(RES, "README.md"), "w").write("\n".join(L) + "\n")
+
+
+def native_sides(runs, scen, same_kernel_ok=False):
+    """The base and series sides of a native comparison of scen, from the
+    RUN.meta.json that scripts/native.sh wrote beside its runs; exits when
+    they come from two machines, configs or command lines, or (unless
+    same_kernel_ok) from one and the same kernel."""
+    meta = {}
+    for k in ("base", "series"):
+        p = os.path.join(runs, scen, k + ".meta.json")
+        if not os.path.exists(p):
+            sys.exit(f"report: no {k} run of {scen} recorded in {runs}: run "
+                     f"'make bench SCENARIO={scen} MODE=native RUN={k}' booted into {k}")
+        meta[k] = json.load(open(p))
+    b, s = meta["base"], meta["series"]
+    differ = [f"{k} {b['machine'][k]} against {s['machine'][k]}"
+              for k in b["machine"] if b["machine"][k] != s["machine"].get(k)]
+    differ += [f"{k} {b[k]!r} against {s[k]!r}" for k in ("config", "cmdline") if b[k] != s[k]]
+    if differ:
+        sys.exit(f"report: base and series of {scen} were recorded on different machines, "
+                 f"configs or command lines ({'; '.join(differ)}): compare two kernels "
+                 "of one machine, built from one config, booted alike")
+    if b["version"] == s["version"] and not same_kernel_ok:
+        sys.exit(f"report: base and series of {scen} were recorded on one kernel "
+                 f"({b['version']}): boot the other one before its run")
+    return [(k, meta[k]["release"], f"config {meta[k]['config']}, recorded {meta[k]['date']}")
+            for k in ("base", "series")], b["machine"]
 
 
 def main():
@@ -234,10 +334,18 @@ def main():
     cut.add_argument("--each", help="the series measured patch by patch (EACH=1)")
     ap.add_argument("--points", help="EACH=1: the patch numbers run, 0 for the tree below")
     ap.add_argument("--refs", help="EACH=1: the commit of each point")
+    ap.add_argument("--out", help="the folder to write, instead of results/")
+    ap.add_argument("--standin", help="kvm mode's pipeline test: what stood in for KVM")
+    ap.add_argument("--same-kernel-ok", action="store_true",
+                    help="native: base and series may be one kernel (the workbench's own test)")
     ap.add_argument("scenarios", nargs="+")
     a = ap.parse_args()
     seeds = json.load(open(os.path.join(TOP, "bench/seeds.json")))
     global RES
+    if a.out:
+        RES = os.path.abspath(a.out)
+    elif a.mode == "native":
+        RES = os.path.join(RES, "native")
     kernel, ref = "series", "series"
     head = None
     if a.stack:
@@ -256,6 +364,7 @@ def main():
                    head or commit(ref))
     pairs = [("{}", ("base", release("base"), "base"), series_side)]
     names = ("base", "series")
+    machine = None
     if a.each:
         RES = os.path.join(RES, "each-" + a.each)
         points, refs = a.points.split(), a.refs.split()
@@ -264,15 +373,29 @@ def main():
                  for p, r in zip(points, refs)]
         pairs = [("{}-" + p, sides[i], sides[i + 1]) for i, p in enumerate(points[1:])]
         names = ("before", "after")
+    # every refusal before anything is written
+    native = {scen: native_sides(a.runs, scen, a.same_kernel_ok)
+              for scen in a.scenarios if a.mode == "native"}
+    results, out = os.path.realpath(os.path.join(TOP, "results")), os.path.realpath(RES)
+    if a.standin and (out == results or out.startswith(results + os.sep)):
+        sys.exit(f"report: --standin {a.standin}: no figures, so nothing under {results}")
     os.makedirs(RES, exist_ok=True)
     bad = []
     for scen in a.scenarios:
+        if scen in native:
+            sides, machine = native[scen]
+            pairs = [("{}", *sides)]
         for name, (bk, brel, bhead), (sk, srel, shead) in pairs:
             name = name.format(scen)
             doc = {"scenario": scen, "command": a.command, "mode": a.mode, "names": names,
                    "kernels": {"base": {"release": brel, "head": bhead},
                                "series": {"release": srel, "head": shead}},
-                   "cases": summarize(a.runs, scen, a.mode, sk, bk)}
+                   "cases": summarize(a.runs, scen, a.mode, sk, bk),
+                   "skipped": skipped(a.runs, scen)}
+            if machine:
+                doc["machine"] = machine
+            if a.standin:
+                doc["standin"] = a.standin
             json.dump(doc, open(os.path.join(RES, name + ".json"), "w"), indent=1)
             open(os.path.join(RES, name + ".md"), "w").write(markdown(doc, seeds[scen]))
             if scen == "s002" and not a.each:
@@ -282,7 +405,7 @@ def main():
                         if not lossy(r)
                         for k in ("base", "series") if r[k]["spread_pct"] > SPREAD_LIMIT]
             print(open(os.path.join(RES, name + ".md")).read())
-    if not (a.stack or a.alone or a.each):
+    if not (a.stack or a.alone or a.each or a.out or a.mode == "native"):
         readme()
     if bad:
         print("report: icount figures did not repeat within "

@@ -39,6 +39,9 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	STACK=accounting step drops "$TOP/scripts/drops.sh"
 	STACK=vhost-tx step drops-vhost-tx "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
+	# MODE=native on this machine's own kernel, and MODE=kvm's pipeline
+	# with TCG standing in for KVM (no figure from either)
+	run bench-modes "$TOP/scripts/test-bench-modes.sh"
 	# Four minutes of the fuzzer on the release kernel, two fixed seeds
 	# (make fuzz: as long as asked, on any kernel).
 	run fuzz "$TOP/scripts/fuzz.sh" -k series -s 1 -s 2 -t 240 -b 8
