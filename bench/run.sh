@@ -62,6 +62,18 @@ tap() { # tap NAME [ip tuntap flags]: a persistent tap the programs attach to
 }
 untap() { ip link del "$1" 2>/dev/null || true; }
 mac() { ip ${1:+-n "$1"} -br link show "$2" | awk '{ print $3 }'; } # mac NETNS DEV
+# link NETNS NET: tap0 here (NET.1) and tap1 in NETNS (NET.2) up, each with
+# the other's address in its neighbour table, so that no ARP comes into a
+# measurement
+link() {
+	ip link set tap0 up
+	ip -n "$1" link set lo up
+	ip -n "$1" link set tap1 up
+	ip addr add "$2.1/24" dev tap0
+	ip -n "$1" addr add "$2.2/24" dev tap1
+	ip neigh add "$2.2" lladdr "$(mac "$1" tap1)" dev tap0
+	ip -n "$1" neigh add "$2.1" lladdr "$(mac "" tap0)" dev tap1
+}
 wait_for() { # wait_for FILE: up to 30 s, for a program's --ready file
 	local i
 	for i in $(seq 300); do [ -e "$1" ] && return; sleep 0.1; done
@@ -263,13 +275,7 @@ tcp-stream)	# guest-to-host TCP through vhost-net: the stack of the netns
 			--ready $tmp/relay.ready >$tmp/relay.json &
 		relay=$!
 		wait_for $tmp/relay.ready
-		ip link set tap0 up
-		ip -n bench-guest link set lo up
-		ip -n bench-guest link set tap1 up
-		ip addr add 10.0.4.1/24 dev tap0
-		ip -n bench-guest addr add 10.0.4.2/24 dev tap1
-		ip neigh add 10.0.4.2 lladdr "$(mac bench-guest tap1)" dev tap0
-		ip -n bench-guest neigh add 10.0.4.1 lladdr "$(mac "" tap0)" dev tap1
+		link bench-guest 10.0.4
 		for f in 1 4; do
 			consume_with "tso $tso, $f flows" "{\"tso\":\"$tso\",\"flows\":$f,\"size\":65536}" \
 				./stream --serve --addr 10.0.4.1 --tap tap0 --flows $f -- \
@@ -303,13 +309,7 @@ rr)	# request/response, one transaction in flight: tap0 here, tap1 in
 	./wire --peer-netns bench-peer --ready $tmp/wire.ready >$tmp/wire.json &
 	wire=$!
 	wait_for $tmp/wire.ready
-	ip -n bench-peer link set lo up
-	ip -n bench-peer link set tap1 up
-	ip addr add 10.0.3.1/24 dev tap0
-	ip -n bench-peer addr add 10.0.3.2/24 dev tap1
-	# no ARP inside the measurement
-	ip neigh add 10.0.3.2 lladdr "$(mac bench-peer tap1)" dev tap0
-	ip -n bench-peer neigh add 10.0.3.1 lladdr "$(mac "" tap0)" dev tap1
+	link bench-peer 10.0.3
 	for p in udp tcp; do
 		t=(); [ $p = tcp ] && t=(--tcp)
 		ip netns exec bench-peer ./rr --serve "${t[@]}" --addr 10.0.3.2 --ready $tmp/rr.ready &
