@@ -135,10 +135,8 @@ def summarize(runs, scen, mode, series_kernel, base_kernel="base"):
 
 def skipped(runs, scen):
     """The cases run.sh left out of a scenario's runs, and why."""
-    why = set()
-    for d in glob.glob(os.path.join(runs, scen, "*-*/results.jsonl")):
-        why |= {r["skipped"] for r in map(json.loads, open(d)) if "skipped" in r}
-    return sorted(why)
+    return sorted({why for d in glob.glob(os.path.join(runs, scen, "*-*/results.jsonl"))
+                   for why in load(d)[2]})
 
 
 def lossy(r):
