@@ -8,12 +8,8 @@
 #   KVM_STANDIN=tcg runs that pipeline, -smp 2 and all, under TCG: a test of
 #   the pipeline whose figures measure nothing, so it writes only to
 #   BENCH_RESULTS, never to results/.
-# MODE=native RUN=base|series: the running kernel, no QEMU (a test box
-#   booted into base, then into series): 5 runs of each scenario in a netns
-#   of their own, recorded in $BUILD/native; once both are recorded,
-#   results/native/ compares them (report.py refuses two machines or two
-#   kernel configs).  A scenario or case the kernel cannot run (no
-#   vhost-net, no pktgen) is skipped with the reason.
+# MODE=native RUN=base|series: the running kernel, no QEMU, for a test box
+#   booted into base, then into series (scripts/native.sh says how).
 # --smoke: small packet counts on the series kernel only (SMOKE_KERNEL=KIND:
 #   that one), nothing written to results/; prints ok/not ok per scenario.
 . "$(dirname "$0")/lib.sh"
@@ -87,7 +83,7 @@ if [ -z "$mode" ]; then
 	build_kernel "${kernels[-1]}"
 	"$TOP/scripts/kvm-probe.sh" "$(kout "$(kind "${kernels[-1]}")")/arch/x86/boot/bzImage" && mode=kvm
 fi
-# Wall-clock modes also record CPU time per packet (bench/run.sh).
+# Wall-clock modes: the programs also report CPU time (busy_ticks()).
 cpu=(env)
 case $mode in
 icount) reps=2 n=${PACKETS:-20000} ;;
