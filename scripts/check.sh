@@ -162,10 +162,17 @@ files=$(tgit diff --name-only --diff-filter=AM base series)
 cfiles=$(echo "$files" | grep -v '^tools/' | grep '\.c$' || true)
 dfiles=$(echo "$files" | grep -v '^tools/' | grep '\.[ch]$' || true)
 
-# warnings FILE...: W=1 and sparse warnings of the objects, line numbers cut
+# warnings [FILE...]: W=1 and sparse warnings of the objects of the touched
+# .c files among FILEs (all of them when none is given, or when one is a
+# touched header), and kernel-doc's of the touched files among them; line
+# numbers cut.  A patch can add a warning only where it changes the source.
 warnings() {
-	local f o log=$tmp/w.log
-	for f in $cfiles; do
+	local f o log=$tmp/w.log c=$cfiles d=$dfiles
+	if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qxF -f <(echo "$dfiles" | grep '\.h$'); then
+		c=$(printf '%s\n' "$@" | grep -xF -f <(echo "$cfiles"))
+		d=$(printf '%s\n' "$@" | grep -xF -f <(echo "$dfiles"))
+	fi
+	for f in $c; do
 		o=${f%.c}.o
 		[ -f "$(kout check)/$o" ] || continue
 		touch "$CHECK_TREE/$f"
@@ -174,13 +181,13 @@ warnings() {
 		grep -E '^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error):' "$log" |
 			sed -E 's/:[0-9]+(:[0-9]+)?:/:/'
 	done
-	for f in $dfiles; do
+	for f in $d; do
 		[ -f "$CHECK_TREE/$f" ] || continue
 		"$CHECK_TREE/scripts/kernel-doc" -none -Wall "$CHECK_TREE/$f" 2>&1 |
 			sed -E "s|$CHECK_TREE/||; s/:[0-9]+([: ])/:\1/"
 	done
 }
-new_warnings() { comm -13 <(sort "$tmp/base.w") <(warnings | sort); }
+new_warnings() { comm -13 <(sort "$tmp/base.w") <(warnings "$@" | sort); }
 
 cgit checkout -q --detach base
 scripts_build() { "$TOP/scripts/build.sh" check >/dev/null 2>"$tmp/b.log" || cat "$tmp/b.log"; }
@@ -239,7 +246,7 @@ for i in "${!patches[@]}"; do
 	else
 		echo "| $s | build failed | | | |" >>"$bloat"
 	fi
-	verdict "$s/w1-sparse-kdoc" "$(new_warnings)"
+	verdict "$s/w1-sparse-kdoc" "$(new_warnings $(tgit diff --name-only "$c^" "$c"))"
 done
 {
 	echo "# Size: scripts/bloat-o-meter (text, data and rodata) of each patch against the one before it"
@@ -251,18 +258,40 @@ done
 	cat "$bloat"
 } >"$TOP/results/bloat.md"
 
-# coccicheck is slow: once, on the series' touched files, against base.
-cocci() {
-	local f
-	for f in $cfiles; do
-		cmake C=2 CHECK="$CHECK_TREE/scripts/coccicheck" MODE=report "${f%.c}.o" 2>/dev/null |
-			grep -E "^$f:" | sed -E 's/:[0-9]+(:[0-9]+)?[:-]/:/'
-	done
+# coccicheck is slow (minutes a file, one spatch each): on the series'
+# touched files, as many at once as there are CPUs.  A finding is new on a
+# line the series adds (code it moves counts as added); elsewhere when base
+# lacks it, so base runs only then.
+cocci() { # cocci FILE...: the findings, "file:line:col: message"
+	local log=$tmp/cocci.log
+	[ $# -gt 0 ] || return 0
+	cmake -j"$(nproc)" -Oline C=2 CHECK="$CHECK_TREE/scripts/coccicheck" MODE=report \
+		"${@/%.c/.o}" >"$log" 2>&1 || echo "coccicheck failed: $(tail -1 "$log")"
+	[ "$(grep -c '^/usr/bin/spatch .*--cocci-file' "$log")" -gt 0 ] || echo "coccicheck did not run"
+	# kbuild names the files by the tree's real path
+	sed "s|^$(realpath "$CHECK_TREE")/||" "$log" | grep -E "^($(echo "$@" | tr ' ' '|')):[0-9]+"
 }
-cocci | sort >"$tmp/cocci.series"
-cgit checkout -q --detach base
-cocci | sort >"$tmp/cocci.base"
-verdict coccicheck "$(comm -13 "$tmp/cocci.base" "$tmp/cocci.series")"
+added() { # the "file:line" of every line the series adds to the .c files
+	tgit diff --no-color --src-prefix=a/ --dst-prefix=b/ -U0 base series -- $cfiles | awk '
+		/^\+\+\+ b\// { f = substr($2, 3) }
+		/^@@/ { split(substr($3, 2), r, ","); n = r[2] == "" ? 1 : r[2]
+			for (i = 0; i < n; i++) print f ":" r[1] + i }'
+}
+nolines() { sed -E 's/:[0-9]+(:[0-9]+(-[0-9]+)?)?:/:/; s/line [0-9]+/line N/g' | sort; }
+added >"$tmp/added"
+cgit checkout -q --detach series
+cocci $cfiles >"$tmp/cocci.series"
+onadded() { # onadded yes|no: the series' findings on added lines, or the rest
+	awk -F: -v want=$1 'FILENAME == ARGV[1] { a[$0] = 1; next }
+		(($1 ":" $2) in a) == (want == "yes")' "$tmp/added" "$tmp/cocci.series"
+}
+new=$(grep -v '^[a-z/_.-]*:[0-9]' "$tmp/cocci.series"; onadded yes)
+onadded no | grep '^[a-z/_.-]*:[0-9]' >"$tmp/cocci.rest"
+if [ -s "$tmp/cocci.rest" ]; then
+	cgit checkout -q --detach base
+	new+=$(echo; comm -13 <(cocci $(cut -d: -f1 "$tmp/cocci.rest" | sort -u) | nolines) <(nolines <"$tmp/cocci.rest"))
+fi
+verdict coccicheck "$new"
 
 # New selftests: listed in their Makefile and .gitignore, each in order
 # between its neighbours.

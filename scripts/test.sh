@@ -5,24 +5,30 @@
 set +e
 
 mkdir -p "$BUILD"
-log=$BUILD/test.log
-: >"$log"
+log=$BUILD/test.log times=$BUILD/test.times
+: >"$log"; : >"$times"
+took() { # took NAME START: how long the step took, kept for CI's budget
+	echo "$1 $((SECONDS - $2))s" | tee -a "$times" | sed 's/^/== test: took /' >&2
+}
 run() { # run NAME CMD...: a step printing its own ok/not ok/skip lines
-	local name=$1; shift
+	local name=$1 t=$SECONDS; shift
 	say "test: $name"
 	"$@" | tee -a "$log"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || grep -q '^not ok ' "$log" ||
 		echo "not ok $name # failed without saying why" | tee -a "$log"
+	took "$name" $t
 }
 step() { # step NAME CMD...: a step that prints no lines of its own
-	local name=$1 slog=$BUILD/test-${1//\//-}.log; shift
+	local name=$1 slog=$BUILD/test-${1//\//-}.log t=$SECONDS rc=0; shift
 	say "test: $name"
 	if "$@" >"$slog" 2>&1; then
 		echo "ok $name" | tee -a "$log"
 	else
 		echo "not ok $name # $(grep -v '^==' "$slog" | tail -1)" | tee -a "$log"
-		return 1
+		rc=1
 	fi
+	took "$name" $t
+	return $rc
 }
 
 if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
