@@ -8,7 +8,8 @@ mkdir -p "$BUILD"
 log=$BUILD/test.log times=$BUILD/test.times
 : >"$log"; : >"$times"
 took() { # took NAME START: how long the step took, kept for CI's budget
-	echo "$1 $((SECONDS - $2))s" | tee -a "$times" | sed 's/^/== test: took /' >&2
+	echo "$1 $((SECONDS - $2))s" >>"$times"
+	say "test: took $(tail -n 1 "$times")"
 }
 run() { # run NAME CMD...: a step printing its own ok/not ok/skip lines
 	local name=$1 t=$SECONDS; shift
