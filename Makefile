@@ -12,7 +12,7 @@ SCENARIO ?= all
 MODE ?= icount
 KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile profile-lists test clean distclean
+.PHONY: help setup base apply export build selftest kunit check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile profile-lists test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -46,6 +46,10 @@ build: $(BUILD)/series.head
 selftest: $(BUILD)/series.head
 	for k in $(SELFTEST_KERNELS); do scripts/build.sh $$k || exit; done
 	selftests/run.sh $(SELFTEST_KERNELS)
+
+## kunit      the series' KUnit tests (net_core) on UML, with kunit.py
+kunit: $(BUILD)/series.head
+	scripts/kunit.sh
 
 ## check      netdev's per-patch checks (checkpatch, builds, W=1, sparse, cocci)
 check: $(BUILD)/series.head
@@ -95,7 +99,7 @@ fuzz: $(BUILD)/series.head
 coverage: $(BUILD)/series.head
 	scripts/coverage.sh
 
-## rt         the series' three kselftests and the robustness matrix on its
+## rt         the series' kselftests and the robustness matrix on its
 ##            PREEMPT_RT debug kernel (kernel-config/rt.config); results/rt.md
 ##            (not in make test: one more debug kernel to build)
 rt: $(BUILD)/series.head

@@ -153,6 +153,20 @@ s002)	# vhost-net TX into a tap (seed 002)
 		case_ "napi xdp_batch burst $b" "{\"mode\":\"xdp_batch\",\"burst\":$b,\"napi\":true}" \
 			./vhost --mode tx --tap tap0 --napi --sndbuf unlimited --burst $b --packets "$n"
 	done
+	# vhost-net's own options: busy polling of the TX ring (50 us), and
+	# an IOTLB (VIRTIO_F_ACCESS_PLATFORM) whose misses the driver answers
+	for v in busyloop iotlb; do
+		case $v in
+		busyloop) vopt=(--busyloop 50) vparam='"busyloop_us":50' ;;
+		iotlb) vopt=(--iotlb) vparam='"iotlb":true' ;;
+		esac
+		tap tap0 vnet_hdr; ethtool -C tap0 rx-frames 64
+		case_ "$v msg_more rx-frames 64" "{\"mode\":\"msg_more\",\"rx_frames\":64,\"burst\":64,$vparam}" \
+			./vhost --mode tx --tap tap0 "${vopt[@]}" --sndbuf limited --burst 64 --packets "$n"
+		untap tap0
+		case_ "$v xdp_batch burst 64" "{\"mode\":\"xdp_batch\",\"burst\":64,$vparam}" \
+			./vhost --mode tx --tap tap0 "${vopt[@]}" --sndbuf unlimited --burst 64 --packets "$n"
+	done
 	# floor: the cheapest path there is, an XDP program on the tap
 	for x in drop pass; do
 		case_ "floor xdp_$x burst 64" "{\"mode\":\"xdp_batch\",\"burst\":64,\"xdp\":\"$x\"}" \

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -50,6 +51,7 @@
 #define RX_BUF_LEN	2048
 #define RELAY_SLOT	(HDR_LEN + 65536)	/* a 64 KB GSO frame */
 #define RING_PAGE	4096	/* desc, avail and used get a page each */
+#define IOTLB_PAGE	4096	/* --iotlb: what one miss maps */
 #define WARMUP_BURSTS	2
 #define KICK_AGAIN_NS	(100 * 1000 * 1000ULL)	/* no progress: kick again */
 
@@ -61,15 +63,15 @@ static struct {
 	uint8_t *buf;			/* RING_NUM slots of slot bytes */
 	size_t slot;
 	uint16_t avail_idx, used_idx;	/* next entry to post, to reap */
-	uint64_t kicks, wakeups;
+	uint64_t kicks, wakeups, iotlb_misses;
 } vq;
 
 static struct {
 	const char *tap, *ready, *sink, *from, *from_netns;
-	bool rx, relay, napi, backpressure, tso;
+	bool rx, relay, napi, backpressure, tso, iotlb;
 	unsigned int burst, size, flows, port;
 	unsigned int timeout, max_time, start_timeout;
-	int xdp, sndbuf, cpu;
+	int xdp, sndbuf, cpu, busyloop;
 	bool multi_queue, fail;
 	unsigned int xdp_toggle;
 	unsigned long packets;
@@ -80,6 +82,68 @@ static struct {
 	.max_time = 60, .xdp = -1, .sndbuf = INT_MAX,
 	.cpu = -1, .packets = 10000,
 };
+
+static void iotlb_map(uint64_t iova, uint64_t size)
+{
+	struct vhost_msg_v2 msg = {
+		.type = VHOST_IOTLB_MSG_V2,
+		.iotlb = { .iova = iova, .size = size, .uaddr = iova,
+			   .perm = VHOST_ACCESS_RW, .type = VHOST_IOTLB_UPDATE },
+	};
+
+	if (write(vq.fd, &msg, sizeof(msg)) != sizeof(msg))
+		die("IOTLB update");
+}
+
+/*
+ * --iotlb: answer each miss vhost-net reports on its fd with the page that
+ * missed, as a vIOMMU would.  A thread of its own, asleep in read() between
+ * misses; the warm-up runs the whole ring once, so that the measured
+ * window translates every buffer through the IOTLB without a miss (and
+ * worker_csw() counts no switch of this thread).
+ */
+static void *iotlb_answer(void *arg)
+{
+	struct vhost_msg_v2 msg;
+	ssize_t n;
+
+	(void)arg;
+	for (;;) {
+		n = read(vq.fd, &msg, sizeof(msg));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(msg))
+			die("read vhost-net's IOTLB message");
+		if (msg.type != VHOST_IOTLB_MSG_V2 ||
+		    msg.iotlb.type != VHOST_IOTLB_MISS)
+			continue;
+		iotlb_map(msg.iotlb.iova & ~(IOTLB_PAGE - 1ULL), IOTLB_PAGE);
+		__atomic_fetch_add(&vq.iotlb_misses, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * --busyloop: vhost-net's TX busy poll also turns the RX ring's
+ * notifications off and on, so give it one, idle, as a guest's would be.
+ */
+static void vq_rx_idle(void)
+{
+	struct vhost_vring_state num = { VQ_RX, RING_NUM }, base = { VQ_RX, 0 };
+	struct vhost_vring_addr addr = { .index = VQ_RX };
+	uint8_t *p;
+
+	p = mmap(NULL, 3 * RING_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	addr.desc_user_addr = (uintptr_t)p;
+	addr.avail_user_addr = (uintptr_t)(p + RING_PAGE);
+	addr.used_user_addr = (uintptr_t)(p + 2 * RING_PAGE);
+	xioctl(vq.fd, VHOST_SET_VRING_NUM, &num, "VHOST_SET_VRING_NUM");
+	xioctl(vq.fd, VHOST_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE");
+	xioctl(vq.fd, VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
+}
 
 static void vq_setup(int tap, unsigned int index, size_t slot,
 		     uint32_t desc_len, uint16_t desc_flags)
@@ -116,6 +180,13 @@ static void vq_setup(int tap, unsigned int index, size_t slot,
 	if (vq.fd < 0)
 		die("/dev/vhost-net");
 	xioctl(vq.fd, VHOST_SET_OWNER, NULL, "VHOST_SET_OWNER");
+	if (o.iotlb) {
+		uint64_t backend_features = 1ULL << VHOST_BACKEND_F_IOTLB_MSG_V2;
+
+		want |= 1ULL << VIRTIO_F_ACCESS_PLATFORM;
+		xioctl(vq.fd, VHOST_SET_BACKEND_FEATURES, &backend_features,
+		       "VHOST_SET_BACKEND_FEATURES");
+	}
 	xioctl(vq.fd, VHOST_GET_FEATURES, &have, "VHOST_GET_FEATURES");
 	if ((have & want) != want)
 		fail("vhost-net lacks features %#llx",
@@ -145,6 +216,24 @@ static void vq_setup(int tap, unsigned int index, size_t slot,
 	xioctl(vq.fd, VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
 	xioctl(vq.fd, VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");
 	xioctl(vq.fd, VHOST_SET_VRING_CALL, &call, "VHOST_SET_VRING_CALL");
+	if (o.busyloop) {
+		struct vhost_vring_state t = { index, o.busyloop };
+
+		xioctl(vq.fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &t,
+		       "VHOST_SET_VRING_BUSYLOOP_TIMEOUT");
+		vq_rx_idle();
+	}
+	if (o.iotlb) {
+		pthread_t t;
+
+		/* The rings up front, as QEMU maps the used ring: vhost-net
+		 * reads it when the backend is set.  The buffers miss.
+		 */
+		iotlb_map((uintptr_t)p, 3 * RING_PAGE);
+		errno = pthread_create(&t, NULL, iotlb_answer, NULL);
+		if (errno)
+			die("pthread_create");
+	}
 	xioctl(vq.fd, VHOST_NET_SET_BACKEND, &backend, "VHOST_NET_SET_BACKEND");
 }
 
@@ -377,13 +466,15 @@ static int run_tx(void)
 	/* Warm up the whole path once, uncounted. */
 	counters_read(o.tap, &c0);
 	deadline = now_ns() + o.timeout * NSEC_PER_SEC;
-	for (i = 0; i < WARMUP_BURSTS; i++)
+	n = o.iotlb ? (RING_NUM + o.burst - 1) / o.burst : WARMUP_BURSTS;
+	for (i = 0; i < n; i++)
 		tx_burst(o.burst, &seq, deadline);
 	if (s.n)
-		sinks_settle(&s, o.tap, &c0, &c1, WARMUP_BURSTS * o.burst);
+		sinks_settle(&s, o.tap, &c0, &c1, n * o.burst);
 	counters_read(o.tap, &c0);
 	s.packets = s.bytes = 0;
 	vq.kicks = vq.wakeups = 0;
+	__atomic_store_n(&vq.iotlb_misses, 0, __ATOMIC_RELAXED);
 
 	snprintf(worker, sizeof(worker), "vhost-%d", getpid());
 	if (o.fail)
@@ -443,6 +534,10 @@ static int run_tx(void)
 	json_str("sndbuf", o.sndbuf == INT_MAX ? "unlimited" : "limited");
 	json_u64("sndbuf_bytes", o.sndbuf);
 	json_u64("napi", o.napi);
+	json_u64("busyloop_us", o.busyloop);
+	json_u64("iotlb", o.iotlb);
+	json_u64("iotlb_misses",
+		 __atomic_load_n(&vq.iotlb_misses, __ATOMIC_RELAXED));
 	json_str("xdp", o.xdp < 0 ? "none" : xdp_name[o.xdp]);
 	json_u64("packets", sent);
 	json_u64("received", s.packets);
@@ -699,6 +794,9 @@ static void usage(void)
 "      [--dst-ip IP] [--src-ip IP] [--timeout S (total, default 20)]\n"
 "      [--sink DEV (the sinks' address and MAC are DEV's, not the tap's)]\n"
 "      [--malformed SEED (the malformed-input corpus)] [--multi-queue]\n"
+"      [--busyloop USEC (vhost-net polls the ring that long for more)]\n"
+"      [--iotlb (VIRTIO_F_ACCESS_PLATFORM: vhost-net translates through an\n"
+"       IOTLB whose misses this program answers a page at a time)]\n"
 "      [--fail (fault injection: make-it-fail on the worker once warmed up;\n"
 "       the counters are reported, the caller judges them)]\n"
 "  rx: [--ready FILE] [--dst-ip IP] [--timeout S (idle, default 5)]\n"
@@ -726,7 +824,8 @@ int main(int argc, char **argv)
 		{ "multi-queue", 0, NULL, 'Q' }, { "fail", 0, NULL, 'E' },
 		{ "backpressure", 0, NULL, 'B' }, { "sink", 1, NULL, 'k' },
 		{ "from", 1, NULL, 'o' }, { "from-netns", 1, NULL, 'O' },
-		{ "tso", 0, NULL, 'g' },
+		{ "tso", 0, NULL, 'g' }, { "busyloop", 1, NULL, 'L' },
+		{ "iotlb", 0, NULL, 'I' },
 		{ 0 }
 	};
 	const char *mode = NULL;
@@ -826,6 +925,12 @@ int main(int argc, char **argv)
 		case 'E':
 			o.fail = true;
 			break;
+		case 'L':
+			o.busyloop = opt_num("busyloop", optarg, 1, 1000000);
+			break;
+		case 'I':
+			o.iotlb = true;
+			break;
 		default:
 			usage();
 		}
@@ -839,6 +944,10 @@ int main(int argc, char **argv)
 	o.relay = !strcmp(mode, "relay");
 	if ((o.backpressure && !o.rx) || (o.sink && o.rx))
 		usage();
+	if ((o.busyloop || o.iotlb) && strcmp(mode, "tx"))
+		fail("vhost: --busyloop and --iotlb are --mode tx options");
+	if (o.busyloop && o.iotlb)
+		fail("vhost: --busyloop or --iotlb, not both (the idle RX ring is not mapped in the IOTLB)");
 	if (o.relay != (o.from && o.from_netns) || (o.tso && !o.relay))
 		fail("vhost: --mode relay, and only it, takes --from TAP --from-netns NAME (and --tso)");
 	if (o.relay && (o.napi || o.sink || o.xdp >= 0 || o.seed || o.fail ||

@@ -7,7 +7,10 @@
 # Makefile and .gitignore, and patches/ equal to the branch's export; each
 # Fixes: id and subject against the base's history ("skip" on a base that
 # has none); the figures each commit message quotes against the results
-# file it names.  Writes results/bloat.md: bloat-o-meter of every patch.
+# file it names.  Writes results/bloat.md: bloat-o-meter of every patch,
+# and results/bloat/PATCH.txt its -t output (functions) less the total,
+# which the message of a patch that changes any must quote, indented by
+# two spaces below a "bloat-o-meter -t ... (gcc N, x86_64):" line.
 . "$(dirname "$0")/lib.sh"
 # Checks report failures as lines; greps that find nothing are not errors.
 set +e +o pipefail
@@ -198,6 +201,8 @@ warnings | sort >"$tmp/base.w"
 cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
 bloat=$tmp/bloat.rows
 : >"$bloat"
+rm -rf "$TOP/results/bloat"
+gcc=$(gcc -dumpversion | cut -d. -f1)
 
 neutral=$(sed -n 's/^neutral: //p' "$TOP/MAINTAINERS-notes")
 # A base with no parent (the Debian tarball) has no upstream history.
@@ -242,6 +247,24 @@ for i in "${!patches[@]}"; do
 		t=$(sed -n 's/^Total: Before=\([0-9]*\), After=\([0-9]*\), chg \(.*\)$/\1 | \2 | \3/p' "$tmp/bloat.txt")
 		f=$(awk '/^Function/ { on = 1; next } on && NF == 4 && $1 != "Total:" && $4 != 0 { printf "%s%s %+d", sep, $1, $4; sep = ", " }' "$tmp/bloat.txt")
 		echo "| $s | ${t:-? | ? | ?} | ${f:-none} |" >>"$bloat"
+		# Its -t output less the total, which depends on the series below
+		ft=$TOP/results/bloat/$s.txt
+		mkdir -p "$(dirname "$ft")"
+		"$CHECK_TREE/scripts/bloat-o-meter" -t "$tmp/prev.vmlinux" "$(kout check)/vmlinux" 2>/dev/null |
+			grep -v '^Total: ' >"$ft"
+		# the message's quoted block, and the gcc it names
+		quoted=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { on = 1; next }
+			on && /^$/ && n { exit } on && /^  / { n = 1; print }' "$TOP/patches/$p")
+		mcc=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { print; exit }' "$TOP/patches/$p" |
+			sed -n 's/.*(gcc \([0-9]*\), .*/\1/p')
+		if grep -q '^add/remove: 0/0 grow/shrink: 0/0 ' "$ft"; then
+			verdict "$s/bloat-in-message" "${quoted:+the message quotes sizes; bloat-o-meter -t finds no change}"
+		elif [ -n "$mcc" ] && [ "$mcc" != "$gcc" ]; then
+			echo "skip check/$s/bloat-in-message # the message's sizes are from gcc $mcc, this is gcc $gcc"
+		else
+			verdict "$s/bloat-in-message" "$(diff <(echo "$quoted") <(sed 's/^/  /' "$ft") |
+				sed -n '2s/^/the message does not quote bloat-o-meter -t: /p')"
+		fi
 		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
 	else
 		echo "| $s | build failed | | | |" >>"$bloat"

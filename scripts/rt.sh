@@ -1,8 +1,8 @@
 #!/bin/bash
 # rt.sh: the series on its PREEMPT_RT debug kernel (build.sh rt: debug.config
-# and rt.config, lockdep included): the series' three kselftests and the
+# and rt.config, lockdep included): the series' kselftests and the
 # robustness matrix, one guest each, summed up in results/rt.md.  It answers
-# with a run whether patch 3's napi_build_skb() from tun_sendmsg() holds
+# with a run whether rx-list's napi_build_skb() from tun_sendmsg() holds
 # where softirqs run in threads and local_bh_disable() no longer keeps the
 # other BH-disabled sections of its CPU out.
 # Exit status 1 if a case failed or did not run, or a guest crashed, hung
@@ -20,9 +20,9 @@ mkdir -p "$d"
 rm -f "$BUILD/robust/rt/robustness.jsonl"
 rc=0
 # The series' own selftests: only vhost-net sends TUN_MSG_PTR batches, so
-# upstream's tun and tap never reach patch 3 (and run past their 600 s on
+# upstream's tun and tap never reach that path (and run past their 600 s on
 # this kernel under TCG, KASAN and RT together).
-tests="net/tun_drops net/tun_vhost net/tun_wakeup"
+tests="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe"
 SELFTEST_ONLY=$tests "$TOP/selftests/run.sh" rt >"$d/selftests" || rc=1
 "$TOP/scripts/robust.sh" rt >"$d/robust" || rc=1
 cat "$d/selftests" "$d/robust"
