@@ -21,7 +21,8 @@ rm -f "$BUILD/robust/rt/robustness.jsonl"
 rc=0
 # The series' own selftests: only vhost-net sends TUN_MSG_PTR batches, so
 # upstream's tun and tap never reach that path (and run past their 600 s on
-# this kernel under TCG, KASAN and RT together).
+# this kernel under TCG, KASAN and RT together).  flow_dissector_probe runs
+# the transport-header shortcut's RCU section and BPF program here too.
 tests="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe"
 SELFTEST_ONLY=$tests "$TOP/selftests/run.sh" rt >"$d/selftests" || rc=1
 "$TOP/scripts/robust.sh" rt >"$d/robust" || rc=1
