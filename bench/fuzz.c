@@ -71,6 +71,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <linux/bpf.h>
 #include <linux/ethtool.h>
 #include <linux/filter.h>
@@ -114,7 +115,7 @@ enum {
 	OP_VNETHDRSZ, OP_VNETLE, OP_VNETBE, OP_TXFILTER, OP_FILTEREBPF,
 	OP_STEERINGEBPF, OP_TXQLEN, OP_MTU, OP_LINK, OP_CARRIER, OP_COALESCE,
 	OP_XDP, OP_WRITE, OP_SEND, OP_READ, OP_POLL, OP_EPOLL, OP_DELLINK,
-	OP_ASYNC, OP_KINDS
+	OP_ASYNC, OP_QUERY, OP_SET, OP_KINDS
 };
 
 /* --replay checks the arguments named in ranges[]: slots, waits, sizes. */
@@ -148,6 +149,8 @@ static const struct {
 	[OP_EPOLL] = { "epoll", 4, { "fd", "edge", "ms" } },
 	[OP_DELLINK] = { "dellink", 2, { "dev" } },
 	[OP_ASYNC] = { "async", 3, { "fd", "on" } },
+	[OP_QUERY] = { "query", 3, { "fd", "what" } },
+	[OP_SET] = { "set", 3, { "fd", "what", "value" } },
 };
 
 struct op {
@@ -156,6 +159,19 @@ struct op {
 };
 
 enum { WRITE_UDP, WRITE_MALFORMED, WRITE_GSO };	/* write's "what" */
+
+/* query's "what": what a reader of the device's state asks, no change */
+enum {
+	Q_IFF, Q_FEATURES, Q_SNDBUF, Q_VNETHDRSZ, Q_VNETLE, Q_VNETBE, Q_FILTER,
+	Q_HWADDR, Q_NETNS, Q_FDINFO, Q_SYSFS, Q_DRVINFO, Q_CHANNELS, Q_LINK,
+	Q_MSGLEVEL, Q_KINDS
+};
+
+/* set's "what": the settings no other op makes, to "value" 0 or 1 */
+enum {
+	S_OWNER, S_GROUP, S_LINKTYPE, S_DEBUG, S_NOCSUM, S_HWADDR, S_FILTER,
+	S_NOFILTER, S_MSGLEVEL, S_SPEED, S_KINDS
+};
 
 /* One device of a name, from the TUNSETIFF that made it to its end. */
 struct life {
@@ -285,6 +301,13 @@ static void gen_op(uint64_t *rng, struct op *op, bool first)
 	case OP_QUEUE: case OP_PERSIST: case OP_VNETLE: case OP_VNETBE:
 	case OP_CARRIER: case OP_ASYNC:
 		a[1] = pick(rng, 2);
+		break;
+	case OP_QUERY:
+		a[1] = pick(rng, Q_KINDS);
+		break;
+	case OP_SET:
+		a[1] = pick(rng, S_KINDS);
+		a[2] = pick(rng, 2);
 		break;
 	case OP_FILTEREBPF: case OP_STEERINGEBPF:
 		a[1] = (int)pick(rng, 3) - 1;	/* -1 detaches */
@@ -690,9 +713,10 @@ static void handed_add(struct life *l)
 }
 
 /* 02:00:0a:4d:d:01, for a tap: tun draws a random MAC at each boot */
+static const uint8_t tap_mac[6] = { 2, 0, 0x0a, 0x4d, 0, 1 };
+
 static void life_begin(int d, int ifindex, bool tap)
 {
-	static const uint8_t mac[6] = { 2, 0, 0x0a, 0x4d, 0, 1 };
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct life *l = &dev[d];
 	struct ifreq ifr = { 0 };
@@ -706,7 +730,7 @@ static void life_begin(int d, int ifindex, bool tap)
 	if_no_ipv6(dev_name(d));
 	if (tap) {
 		ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
-		memcpy(ifr.ifr_hwaddr.sa_data, mac, 6);
+		memcpy(ifr.ifr_hwaddr.sa_data, tap_mac, 6);
 		ifr.ifr_hwaddr.sa_data[4] = d;
 		dev_ioctl(d, SIOCSIFHWADDR, &ifr);
 		memset(&ifr, 0, sizeof(ifr));
@@ -859,17 +883,23 @@ static int op_link(const int *a)
 	return dev_ioctl(a[0], SIOCSIFFLAGS, &ifr);
 }
 
+static int ethtool(int d, void *cmd)
+{
+	struct ifreq ifr = { .ifr_data = cmd };
+
+	return dev_ioctl(d, SIOCETHTOOL, &ifr);
+}
+
 static int op_coalesce(const int *a)
 {
 	struct ethtool_coalesce ec = { .cmd = ETHTOOL_GCOALESCE };
-	struct ifreq ifr = { .ifr_data = (void *)&ec };
-	int r = dev_ioctl(a[0], SIOCETHTOOL, &ifr);
+	int r = ethtool(a[0], &ec);
 
 	if (r)
 		return r;
 	ec.cmd = ETHTOOL_SCOALESCE;
 	ec.rx_max_coalesced_frames = a[1];
-	return dev_ioctl(a[0], SIOCETHTOOL, &ifr);
+	return ethtool(a[0], &ec);
 }
 
 /* A second attach replaces the program through the link. */
@@ -910,6 +940,49 @@ static int op_xdp(const int *a)
 }
 
 /*
+ * A frame in one write(), or (one seed in four, when the rest of it makes
+ * two pieces that each fit a page) in a writev() of three pieces, the
+ * headers and 60 bytes in the first, and one time in two an empty fourth:
+ * IFF_NAPI_FRAGS puts each piece after the first in a page fragment of its
+ * own, and refuses an empty one.
+ */
+static ssize_t write_frame(int fd, uint8_t *p, size_t pre, size_t len,
+			   int seed)
+{
+	size_t head = len < pre + 60 ? len : pre + 60;
+	size_t mid = (len - head) / 2;
+	struct iovec iov[4] = {
+		{ p, head }, { p + head, mid },
+		{ p + head + mid, len - head - mid }, { p, 0 },
+	};
+
+	if (seed & 3 || mid == 0 || len - head - mid > 4096)
+		return write(fd, p, len);
+	return writev(fd, iov, seed & 4 ? 4 : 3);
+}
+
+/*
+ * The device's own flags, from sysfs: TUNGETIFF adds IFF_NOFILTER, which is
+ * IFF_NO_PI, for a queue without a classic filter.
+ */
+static int tun_flags(int d)
+{
+	char path[64];
+	int flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags",
+		 dev_name(d));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%i", &flags) != 1)
+		flags = 0;
+	fclose(f);
+	return flags;
+}
+
+/*
  * Frames into the fd, as its flags and vnet header size are now: a UDP
  * datagram to the device's address from its peer, one of the malformed
  * corpus of common.c (seeded by the op), or a UDP GSO frame of four
@@ -941,7 +1014,7 @@ static int op_write(const int *a)
 		tun_ioctl(i, TUNGETVNETHDRSZ, &vsz);
 	if (!vsz && what == WRITE_GSO)
 		what = WRITE_UDP;
-	pre = (ifr.ifr_flags & IFF_NO_PI ? 0 : sizeof(pi)) + vsz;
+	pre = (tun_flags(qfd[i].dev) & IFF_NO_PI ? 0 : sizeof(pi)) + vsz;
 	l2 = ifr.ifr_flags & IFF_TAP || what == WRITE_MALFORMED ? 0 : ETH_HLEN;
 	memset(&ifr, 0, sizeof(ifr));
 	if (!dev_ioctl(qfd[i].dev, SIOCGIFHWADDR, &ifr))
@@ -971,7 +1044,7 @@ static int op_write(const int *a)
 		}
 		if (pre > vsz)
 			memcpy(w, &pi, sizeof(pi));
-		if (write(qfd[i].fd, w, pre + len) < 0)
+		if (write_frame(qfd[i].fd, w, pre, pre + len, a[3]) < 0)
 			r = -errno;
 	}
 	return r;
@@ -1119,6 +1192,135 @@ static int op_async(const int *a)
 	return ret(fcntl(fd, F_SETFL, fl));
 }
 
+/* Read a file to its end; what it holds does not matter, that it reads */
+static int read_all(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (close(fd))
+		r = -errno;
+	return r;
+}
+
+static int op_query(const int *a)
+{
+	static const char *const attrs[] = { "tun_flags", "owner", "group" };
+	struct ethtool_drvinfo drv = { .cmd = ETHTOOL_GDRVINFO };
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ethtool_value msg = { .cmd = ETHTOOL_GMSGLVL };
+	struct ethtool_cmd link = { .cmd = ETHTOOL_GSET };
+	int i = a[0], d = qfd[i].dev, v = 0, r;
+	struct sock_fprog fprog;
+	struct ifreq ifr = { 0 };
+	unsigned int k;
+	char path[64];
+
+	if (qfd[i].fd < 0)
+		return -EBADF;
+	switch (a[1]) {
+	case Q_IFF:
+		return tun_ioctl(i, TUNGETIFF, &ifr);
+	case Q_FEATURES:
+		return tun_ioctl(i, TUNGETFEATURES, &v);
+	case Q_SNDBUF:
+		return tun_ioctl(i, TUNGETSNDBUF, &v);
+	case Q_VNETHDRSZ:
+		return tun_ioctl(i, TUNGETVNETHDRSZ, &v);
+	case Q_VNETLE:
+		return tun_ioctl(i, TUNGETVNETLE, &v);
+	case Q_VNETBE:
+		return tun_ioctl(i, TUNGETVNETBE, &v);
+	case Q_FILTER:
+		return tun_ioctl(i, TUNGETFILTER, &fprog);
+	case Q_HWADDR:
+		return tun_ioctl(i, SIOCGIFHWADDR, &ifr);
+	case Q_NETNS:
+		r = ioctl(qfd[i].fd, TUNGETDEVNETNS);
+		return r < 0 ? -errno : ret(close(r));
+	case Q_FDINFO:
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", qfd[i].fd);
+		return read_all(path);
+	case Q_SYSFS:
+		for (k = 0, r = 0; k < ARRAY_SIZE(attrs) && !r; k++) {
+			snprintf(path, sizeof(path), "/sys/class/net/%s/%s",
+				 dev_name(d), attrs[k]);
+			r = read_all(path);
+		}
+		return r;
+	case Q_DRVINFO:
+		return ethtool(d, &drv);
+	case Q_CHANNELS:
+		return ethtool(d, &ch);
+	case Q_LINK:
+		return ethtool(d, &link);
+	case Q_MSGLEVEL:
+		return ethtool(d, &msg);
+	}
+	return -EINVAL;
+}
+
+/*
+ * What no other op sets.  The MAC a tap can be given is its own (value 0)
+ * or another one, which op_write() then addresses: either way its frames
+ * reach the stack.
+ */
+static int op_set(const int *a)
+{
+	/* static: tun keeps the pointer and reads the filter again for every
+	 * queue that attaches later (tun_attach())
+	 */
+	static struct sock_filter verdict[2][1] = {
+		{ BPF_STMT(BPF_RET | BPF_K, 0) },
+		{ BPF_STMT(BPF_RET | BPF_K, 0xffff) },
+	};
+	struct sock_fprog fprog = { 1, verdict[!!a[2]] };
+	struct ethtool_value msg = { .cmd = ETHTOOL_SMSGLVL };
+	struct ethtool_cmd link = { .cmd = ETHTOOL_GSET };
+	int i = a[0], d = qfd[i].dev, fd = qfd[i].fd, r;
+	struct ifreq ifr = { 0 };
+
+	if (fd < 0)
+		return -EBADF;
+	switch (a[1]) {
+	case S_OWNER:	/* by value; root or nobody, and root may still open */
+		return ret(ioctl(fd, TUNSETOWNER, a[2] ? 65534L : 0L));
+	case S_GROUP:
+		return ret(ioctl(fd, TUNSETGROUP, a[2] ? 65534L : 0L));
+	case S_LINKTYPE:	/* only while the device is down */
+		return ret(ioctl(fd, TUNSETLINK,
+				 (long)(a[2] ? ARPHRD_NONE : ARPHRD_ETHER)));
+	case S_DEBUG:
+		return ret(ioctl(fd, TUNSETDEBUG, (long)a[2]));
+	case S_NOCSUM:
+		return ret(ioctl(fd, TUNSETNOCSUM, (long)a[2]));
+	case S_HWADDR:
+		ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+		memcpy(ifr.ifr_hwaddr.sa_data, tap_mac, 6);
+		ifr.ifr_hwaddr.sa_data[4] = d;
+		ifr.ifr_hwaddr.sa_data[5] += 2 * a[2];	/* not the peer's */
+		return tun_ioctl(i, SIOCSIFHWADDR, &ifr);
+	case S_FILTER:	/* a tap's; 0 drops every frame the stack sends */
+		return tun_ioctl(i, TUNATTACHFILTER, &fprog);
+	case S_NOFILTER:
+		return tun_ioctl(i, TUNDETACHFILTER, &fprog);
+	case S_MSGLEVEL:
+		msg.data = a[2];	/* NETIF_MSG_DRV or none */
+		return ethtool(d, &msg);
+	case S_SPEED:
+		r = ethtool(d, &link);
+		if (r)
+			return r;
+		link.cmd = ETHTOOL_SSET;
+		ethtool_cmd_speed_set(&link, a[2] ? SPEED_10000 : SPEED_100);
+		return ethtool(d, &link);
+	}
+	return -EINVAL;
+}
+
 static int run_op(const struct op *op)
 {
 	const int *a = op->arg;
@@ -1182,6 +1384,10 @@ static int run_op(const struct op *op)
 		return op_dellink(a[0]);
 	case OP_ASYNC:
 		return op_async(a);
+	case OP_QUERY:
+		return op_query(a);
+	case OP_SET:
+		return op_set(a);
 	}
 	return -EINVAL;
 }
