@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import re
+import sys
 
 GOAL = 85.0  # % of tun.c's lines (issue: fuzzer and coverage)
 
@@ -60,6 +61,12 @@ def changed(diff):
     return out
 
 
+def squeeze(text):
+    """Code as the reasons file and the table compare it: tabs and runs of
+    spaces inside a line are one space."""
+    return " ".join(text.split())
+
+
 def pct(a, b):
     return f"{100.0 * a / b:.1f}%" if b else "-"
 
@@ -72,6 +79,7 @@ def main():
     ap.add_argument("--guests", required=True)
     ap.add_argument("--series", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--reasons", required=True)
     ap.add_argument("args", nargs="+", help="JSON files, then source files")
     a = ap.parse_args()
     jsons = [p for p in a.args if p.endswith(".json.gz")]
@@ -81,6 +89,15 @@ def main():
         if not counts.get(f):
             raise SystemExit(f"coverage.py: gcov reports no lines of {f}")
     ch = changed(a.diff)
+    why = {}
+    for k, line in enumerate(open(a.reasons), 1):
+        if line.strip() and not line.startswith("#"):
+            f = line.rstrip("\n").split("\t")
+            if len(f) != 4 or tuple(map(squeeze, f[:3])) in why:
+                raise SystemExit(f"coverage.py: {a.reasons}:{k}: not "
+                                 "FUNCTION, LINE ABOVE, LINE and WHY, "
+                                 "once each, tab-separated")
+            why[tuple(map(squeeze, f[:3]))] = f[3]
     wl = [l.rstrip("\n") for l in open(a.workloads)
           if re.match(r"(not )?ok |skip ", l)]
     nok = sum(1 for l in wl if l.startswith("ok "))
@@ -112,7 +129,8 @@ def main():
         o.append(f"| {f} | {len(c)} | {run} | {pct(run, len(c))} | "
                  f"{len(mine)} | {mrun} | {pct(mrun, len(mine))} |")
         src = open(os.path.join(a.tree, f)).read().split("\n")
-        missing += [(f, n, funcs[f][n], src[n - 1].strip())
+        missing += [(f, n, funcs[f][n], src[n - 1].strip(),
+                     src[n - 2].strip() if n > 1 else "")
                     for n in mine if not c[n]]
     tun = counts.get("drivers/net/tun.c", {})
     got = 100.0 * sum(1 for v in tun.values() if v) / max(len(tun), 1)
@@ -123,9 +141,13 @@ def main():
 
     o += ["## Series lines that nothing ran", ""]
     if missing:
-        o += ["| file:line | function | code |", "|---|---|---|"]
-        o += ["| %s:%d | %s | `%s` |" % (f, n, fn, t.replace("|", "\\|"))
-              for f, n, fn, t in missing]
+        o += ["Why, from scripts/coverage.reasons.", "",
+              "| file:line | function | code | why |", "|---|---|---|---|"]
+        o += ["| %s:%d | %s | `%s` | %s |"
+              % (f, n, fn, t.replace("|", "\\|"),
+                 why.pop((fn, squeeze(up), squeeze(t)),
+                         "no reason given").replace("|", "\\|"))
+              for f, n, fn, t, up in missing]
     else:
         o.append("None.")
     o.append("")
@@ -143,6 +165,9 @@ def main():
             o.append(f"| {fn} | {tot} | {run} | {pct(run, tot)} |")
         o.append("")
     o += ["## The workloads' results", "", "```"] + wl + ["```", ""]
+    for fn, up, t in why:
+        print(f"coverage.py: {a.reasons}: no line that nothing ran is "
+              f"{fn}'s {t!r}: a stale reason?", file=sys.stderr)
     with open(a.out, "w") as f:
         f.write("\n".join(o))
 

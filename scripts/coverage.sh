@@ -72,5 +72,6 @@ tgit diff --no-ext-diff --no-color --src-prefix=a/ --dst-prefix=b/ -U0 \
 	--diff "$w/series.diff" --workloads "$log" --guests ${#runs[@]} \
 	--series "$(tgit log -1 --abbrev=12 --format='%h %s')$(tgit diff --quiet ||
 		echo ', with uncommitted changes')" \
+	--reasons "$TOP/scripts/coverage.reasons" \
 	--out "$TOP/results/coverage.md" "$json"/*.json.gz "${files[@]}"
 say "coverage: results/coverage.md"
