@@ -47,8 +47,9 @@ selftest: $(BUILD)/series.head
 	for k in $(SELFTEST_KERNELS); do scripts/build.sh $$k || exit; done
 	selftests/run.sh $(SELFTEST_KERNELS)
 
-## kunit      the series' KUnit tests (net_core) on UML, with kunit.py
+## kunit      the series' KUnit tests (net_core) at the debug kernel's boot
 kunit: $(BUILD)/series.head
+	scripts/build.sh debug
 	scripts/kunit.sh
 
 ## check      netdev's per-patch checks (checkpatch, builds, W=1, sparse, cocci)

@@ -11,15 +11,44 @@
 # and results/bloat/PATCH.txt its -t output (functions) less the total,
 # which the message of a patch that changes any must quote, indented by
 # two spaces below a "bloat-o-meter -t ... (gcc N, x86_64):" line.
+# It records in results/check.trees the tree of every prefix (with its
+# parent's) whose build and warnings passed, and the series tree when
+# coccicheck passed, keyed by the toolchain and this script's inputs.
+# check.sh --changed (make test) gives those a "skip" and does not build
+# them again, but checks each message's sizes against results/bloat/; it
+# writes nothing under results/.
 . "$(dirname "$0")/lib.sh"
 # Checks report failures as lines; greps that find nothing are not errors.
 set +e +o pipefail
 # The checks are of every series, as a dry run.
 unset SERIES V SEND
+changed=
+case "$*" in
+--changed) changed=1 ;;
+"") ;;
+*) die "usage: check.sh [--changed]" ;;
+esac
 
 sparse=$BUILD/sparse/sparse
 [ -x "$sparse" ] || die "no sparse at $sparse: run 'make setup'"
 fails=0
+record=$TOP/results/check.trees
+# What a recorded pass depends on besides the trees: the tools, the guest
+# config and the scripts that build and check.
+toolchain="gcc $(gcc -dumpfullversion), sparse $("$sparse" --version), $(spatch --version | head -n 1 | cut -d' ' -f1-3), inputs $(cd "$TOP" && cat kernel-config/guest.config scripts/build.sh scripts/check.sh | sha256sum | cut -c1-16)"
+usable=
+if [ -n "$changed" ]; then
+	if [ ! -f "$record" ]; then
+		echo "skip check/changed # no results/check.trees: every prefix is built"
+	elif [ "$(sed -n 's/^# toolchain: //p' "$record")" != "$toolchain" ]; then
+		echo "skip check/changed # results/check.trees is of $(sed -n 's/^# toolchain: //p' "$record"), not $toolchain: every prefix is built"
+	else
+		usable=1
+	fi
+fi
+passed() { # passed KEY WHAT: with --changed, the record has WHAT at KEY
+	[ -n "$usable" ] && grep -qxF "$1 $2" "$record"
+}
 ok() { echo "ok check/$*"; }
 nok() { echo "not ok check/$*"; fails=$((fails + 1)); }
 verdict() { # verdict NAME DETAIL: ok when DETAIL is empty
@@ -192,17 +221,53 @@ warnings() {
 }
 new_warnings() { comm -13 <(sort "$tmp/base.w") <(warnings "$@" | sort); }
 
-cgit checkout -q --detach base
 scripts_build() { "$TOP/scripts/build.sh" check >/dev/null 2>"$tmp/b.log" || cat "$tmp/b.log"; }
-out=$(scripts_build)
-[ -z "$out" ] || { echo "$out" >&2; die "base does not build with the guest config"; }
-warnings | sort >"$tmp/base.w"
+# prev.vmlinux is the kernel of tree $prev, the one bloat-o-meter compares
+# a patch against; base's warnings are what a patch may not add to.
+# prev is "failed:TREE" when TREE did not build.
+prev=
+built_before() { # built_before COMMIT: base's warnings, and the commit's parent built
+	local want
+	if [ ! -f "$tmp/base.w" ]; then
+		cgit checkout -q --detach base
+		out=$(scripts_build)
+		[ -z "$out" ] || { echo "$out" >&2; die "base does not build with the guest config"; }
+		warnings | sort >"$tmp/base.w"
+		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
+		prev=$(tgit rev-parse 'base^{tree}')
+	fi
+	want=$(tgit rev-parse "$1^^{tree}")
+	[ "$prev" != "$want" ] || return 0
+	[ "$prev" != "failed:$want" ] || return 1
+	cgit checkout -q --detach "$1^"
+	[ -z "$(scripts_build)" ] || { prev=failed:$want; return 1; }
+	cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
+	prev=$want
+}
 # bloat-o-meter of each patch against the one before it: results/bloat.md.
-cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
-bloat=$tmp/bloat.rows
-: >"$bloat"
-rm -rf "$TOP/results/bloat"
+bloat=$tmp/bloat.rows passes=$tmp/passes
+: >"$bloat"; : >"$passes"
+sizes=$TOP/results/bloat
+[ -n "$changed" ] && sizes=$tmp/bloat
+rm -rf "$sizes"
 gcc=$(gcc -dumpversion | cut -d. -f1)
+bloat_in_message() { # bloat_in_message PATCH FT: the message quotes FT
+	local quoted mcc
+	[ -f "$2" ] || { nok "${1%.patch}/bloat-in-message # no ${2#"$TOP/"}"; return; }
+	# the message's quoted block, and the gcc it names
+	quoted=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { on = 1; next }
+		on && /^$/ && n { exit } on && /^  / { n = 1; print }' "$TOP/patches/$1")
+	mcc=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { print; exit }' "$TOP/patches/$1" |
+		sed -n 's/.*(gcc \([0-9]*\), .*/\1/p')
+	if grep -q '^add/remove: 0/0 grow/shrink: 0/0 ' "$2"; then
+		verdict "${1%.patch}/bloat-in-message" "${quoted:+the message quotes sizes; bloat-o-meter -t finds no change}"
+	elif [ -n "$mcc" ] && [ "$mcc" != "$gcc" ]; then
+		echo "skip check/${1%.patch}/bloat-in-message # the message's sizes are from gcc $mcc, this is gcc $gcc"
+	else
+		verdict "${1%.patch}/bloat-in-message" "$(diff <(echo "$quoted") <(sed 's/^/  /' "$2") |
+			sed -n '2s/^/the message does not quote bloat-o-meter -t: /p')"
+	fi
+}
 
 neutral=$(sed -n 's/^neutral: //p' "$TOP/MAINTAINERS-notes")
 # A base with no parent (the Debian tarball) has no upstream history.
@@ -238,40 +303,48 @@ for i in "${!patches[@]}"; do
 	grep -qE "^Subject: \\[PATCH ${subjects[$i]}( v[0-9]+)?( [0-9]+/[0-9]+)?\\]" "$TOP/patches/$p" &&
 		ok "$s/subject-prefix" ||
 		nok "$s/subject-prefix # subject is not [PATCH ${subjects[$i]} ...]"
+	# The patch's results depend on its tree and its parent's.
+	tree=$(tgit rev-parse "$c^{tree}")
+	key="$(tgit rev-parse "$c^^{tree}") $tree"
+	if passed "$key" "$s"; then
+		echo "skip check/$s/build # tree ${tree:0:12} passed make check (results/check.trees)"
+		echo "skip check/$s/w1-sparse-kdoc # tree ${tree:0:12} passed make check (results/check.trees)"
+		bloat_in_message "$p" "$TOP/results/bloat/$s.txt"
+		continue
+	fi
+	before=1
+	built_before "$c" || before=
 	cgit checkout -q --detach "$c"
 	built=$(scripts_build)
 	verdict "$s/build" "$built"
-	if [ -z "$built" ]; then
+	if [ -z "$before" ] && [ -z "$built" ]; then
+		echo "skip check/$s/bloat-o-meter # the tree before it does not build"
+		echo "| $s | the tree before does not build | | | |" >>"$bloat"
+		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
+		prev=$tree
+	elif [ -z "$built" ]; then
 		"$CHECK_TREE/scripts/bloat-o-meter" "$tmp/prev.vmlinux" "$(kout check)/vmlinux" >"$tmp/bloat.txt" 2>&1 ||
 			nok "$s/bloat-o-meter # $(tail -1 "$tmp/bloat.txt")"
 		t=$(sed -n 's/^Total: Before=\([0-9]*\), After=\([0-9]*\), chg \(.*\)$/\1 | \2 | \3/p' "$tmp/bloat.txt")
 		f=$(awk '/^Function/ { on = 1; next } on && NF == 4 && $1 != "Total:" && $4 != 0 { printf "%s%s %+d", sep, $1, $4; sep = ", " }' "$tmp/bloat.txt")
 		echo "| $s | ${t:-? | ? | ?} | ${f:-none} |" >>"$bloat"
 		# Its -t output less the total, which depends on the series below
-		ft=$TOP/results/bloat/$s.txt
+		ft=$sizes/$s.txt
 		mkdir -p "$(dirname "$ft")"
 		"$CHECK_TREE/scripts/bloat-o-meter" -t "$tmp/prev.vmlinux" "$(kout check)/vmlinux" 2>/dev/null |
 			grep -v '^Total: ' >"$ft"
-		# the message's quoted block, and the gcc it names
-		quoted=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { on = 1; next }
-			on && /^$/ && n { exit } on && /^  / { n = 1; print }' "$TOP/patches/$p")
-		mcc=$(awk '/^---$/ { exit } /^bloat-o-meter -t / { print; exit }' "$TOP/patches/$p" |
-			sed -n 's/.*(gcc \([0-9]*\), .*/\1/p')
-		if grep -q '^add/remove: 0/0 grow/shrink: 0/0 ' "$ft"; then
-			verdict "$s/bloat-in-message" "${quoted:+the message quotes sizes; bloat-o-meter -t finds no change}"
-		elif [ -n "$mcc" ] && [ "$mcc" != "$gcc" ]; then
-			echo "skip check/$s/bloat-in-message # the message's sizes are from gcc $mcc, this is gcc $gcc"
-		else
-			verdict "$s/bloat-in-message" "$(diff <(echo "$quoted") <(sed 's/^/  /' "$ft") |
-				sed -n '2s/^/the message does not quote bloat-o-meter -t: /p')"
-		fi
+		bloat_in_message "$p" "$ft"
 		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
+		prev=$tree
 	else
 		echo "| $s | build failed | | | |" >>"$bloat"
+		prev=failed:$tree
 	fi
-	verdict "$s/w1-sparse-kdoc" "$(new_warnings $(tgit diff --name-only "$c^" "$c"))"
+	w=$(new_warnings $(tgit diff --name-only "$c^" "$c"))
+	verdict "$s/w1-sparse-kdoc" "$w"
+	[ -n "$built$w" ] || [ -z "$before" ] || echo "$key $s" >>"$passes"
 done
-{
+[ -n "$changed" ] || {
 	echo "# Size: scripts/bloat-o-meter (text, data and rodata) of each patch against the one before it"
 	echo
 	echo "Generated by \`make check\` (scripts/check.sh), from its build of every prefix of the stack (the guest config, $(cat "$(kout check)/include/config/kernel.release")), base first; the series at $(tgit log -1 --format='%h %s' series)."
@@ -301,20 +374,36 @@ added() { # the "file:line" of every line the series adds to the .c files
 			for (i = 0; i < n; i++) print f ":" r[1] + i }'
 }
 nolines() { sed -E 's/:[0-9]+(:[0-9]+(-[0-9]+)?)?:/:/; s/line [0-9]+/line N/g' | sort; }
-added >"$tmp/added"
-cgit checkout -q --detach series
-cocci $cfiles >"$tmp/cocci.series"
 onadded() { # onadded yes|no: the series' findings on added lines, or the rest
 	awk -F: -v want=$1 'FILENAME == ARGV[1] { a[$0] = 1; next }
 		(($1 ":" $2) in a) == (want == "yes")' "$tmp/added" "$tmp/cocci.series"
 }
-new=$(grep -v '^[a-z/_.-]*:[0-9]' "$tmp/cocci.series"; onadded yes)
-onadded no | grep '^[a-z/_.-]*:[0-9]' >"$tmp/cocci.rest"
-if [ -s "$tmp/cocci.rest" ]; then
-	cgit checkout -q --detach base
-	new+=$(echo; comm -13 <(cocci $(cut -d: -f1 "$tmp/cocci.rest" | sort -u) | nolines) <(nolines <"$tmp/cocci.rest"))
+stree=$(tgit rev-parse 'series^{tree}')
+if passed "$stree" coccicheck; then
+	echo "skip check/coccicheck # tree ${stree:0:12} passed make check (results/check.trees)"
+else
+	added >"$tmp/added"
+	cgit checkout -q --detach series
+	# kbuild needs a configured tree, which --changed may not have built
+	[ -f "$(kout check)/.config" ] || out=$(scripts_build)
+	cocci $cfiles >"$tmp/cocci.series"
+	new=$(grep -v '^[a-z/_.-]*:[0-9]' "$tmp/cocci.series"; onadded yes)
+	onadded no | grep '^[a-z/_.-]*:[0-9]' >"$tmp/cocci.rest"
+	if [ -s "$tmp/cocci.rest" ]; then
+		cgit checkout -q --detach base
+		new+=$(echo; comm -13 <(cocci $(cut -d: -f1 "$tmp/cocci.rest" | sort -u) | nolines) <(nolines <"$tmp/cocci.rest"))
+	fi
+	verdict coccicheck "$new"
+	[ -n "$new" ] || echo "$stree coccicheck" >>"$passes"
 fi
-verdict coccicheck "$new"
+[ -n "$changed" ] || {
+	echo "# make check (scripts/check.sh) passed the build, W=1, sparse and"
+	echo "# kernel-doc of these patches (parent tree, tree, patch), and"
+	echo "# coccicheck of the series tree; check.sh --changed (make test) does"
+	echo "# not run those again."
+	echo "# toolchain: $toolchain"
+	cat "$passes"
+} >"$record"
 
 # New selftests: listed in their Makefile and .gitignore, each in order
 # between its neighbours.

@@ -6,7 +6,8 @@
 # at $GUEST_OUT.  Exit status: the command's, or 1 when the guest hung,
 # crashed, or printed a splat (BUG, WARNING, KASAN, lockdep, kmemleak...).
 # icount mode: one vCPU, guest time advances 1 ns per guest instruction.
-# GUEST_QEMU_ARGS: extra QEMU arguments (scripts/profile.sh loads a plugin).
+# GUEST_QEMU_ARGS: extra QEMU arguments (scripts/profile.sh loads a plugin);
+# GUEST_APPEND: extra kernel parameters (scripts/kunit.sh enables KUnit).
 . "$(dirname "$0")/lib.sh"
 
 kernel=series mode=${GUEST_MODE:-auto} timeout=${GUEST_TIMEOUT:-600} dir=
@@ -61,7 +62,7 @@ console=$dir/console
 timeout -s KILL "$timeout" qemu-system-x86_64 "${accel[@]}" -m $mem \
 	-nodefaults -display none -no-reboot -serial "file:$console" \
 	-kernel "$img" \
-	-append "console=ttyS0 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$TOP/scripts/guest-init.sh panic=-1 loglevel=5 tsc=reliable $extra" \
+	-append "console=ttyS0 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$TOP/scripts/guest-init.sh panic=-1 loglevel=5 tsc=reliable $extra ${GUEST_APPEND:-}" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs \
 	-fsdev local,id=out,path="$dir",security_model=none \

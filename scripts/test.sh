@@ -38,12 +38,15 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	step apply "$TOP/scripts/apply.sh"; then
 	for k in base series debug; do step "build/$k" "$TOP/scripts/build.sh" $k; done
 	run workbench "$TOP/scripts/test-workbench.sh"
-	run check "$TOP/scripts/check.sh"
+	# The patches whose trees the last make check passed (results/
+	# check.trees, when its toolchain is this one) are not built again.
+	run check "$TOP/scripts/check.sh" --changed
 	# The series' own selftests and the upstream tun/tap ones on the release
 	# kernel; on the slow debug kernel the series' own.  (make selftest runs
 	# every test on base, series and debug.)
 	run selftest "$TOP/selftests/run.sh" series
 	SELFTEST_ONLY="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe" run selftest-debug "$TOP/selftests/run.sh" debug
+	# net/core's KUnit tests, at a boot of the debug kernel
 	run kunit "$TOP/scripts/kunit.sh"
 	# Each `net` series' selftest fails on base and passes with its fixes.
 	STACK=accounting step drops "$TOP/scripts/drops.sh"
