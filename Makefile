@@ -74,7 +74,9 @@ robustness: $(BUILD)/series.head
 ## drops      a `net` series' selftest on base and on the stack cut after it:
 ##            tun_drops for STACK=accounting (the default), results/drops.md;
 ##            tun_vhost's malformed_descriptors for STACK=vhost-tx,
-##            results/drops-vhost-tx.md
+##            results/drops-vhost-tx.md; CUT=NAME: on the cut after a series
+##            above it instead, its table in build/ (make test: the last
+##            `net` series)
 drops: $(BUILD)/series.head
 	scripts/drops.sh
 
@@ -88,9 +90,10 @@ stress: $(BUILD)/series.head
 	scripts/robust.sh --long
 
 ## fuzz       the seeded tun/tap fuzzer (bench/fuzz) in a guest of KERNEL
-##            (series; coverage: guided by KCOV); a failure is shrunk to a
-##            reproducer, build/fuzz/repro.ops (FUZZ_ARGS="-s 7 -n 1000
-##            -t 600": scripts/fuzz.sh; -r: recorded in results/fuzz.md)
+##            (series; coverage: guided by KCOV; or a bzImage path); a
+##            failure is shrunk to a reproducer, build/fuzz/repro.ops (after
+##            repro-pre.ops, if any) (FUZZ_ARGS="-s 7 -n 1000 -t 600":
+##            scripts/fuzz.sh; -r: recorded in results/fuzz.md)
 fuzz: $(BUILD)/series.head
 	scripts/fuzz.sh -k $(KERNEL) $(FUZZ_ARGS)
 

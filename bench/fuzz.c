@@ -1681,7 +1681,8 @@ static void usage(void)
 "       fuzz --print SEED K [--ops M]\n"
 "                (unguided sequence K's ops, as --replay reads them)\n"
 "       fuzz --replay FILE [--replay FILE]... [--trace]\n"
-"                (each op list as one sequence, in order)\n");
+"                (each op list as one sequence, in order, up to 64;\n"
+"                 the first that fails ends the run)\n");
 	exit(1);
 }
 
@@ -1694,7 +1695,7 @@ int main(int argc, char **argv)
 		{ "trace", 0, NULL, 't' }, { "no-ledger", 0, NULL, 'L' },
 		{ "no-guide", 0, NULL, 'G' }, { 0 }
 	};
-	const char *replay[8];
+	const char *replay[64];
 	unsigned long k, n, nreplay = 0, done = 0, total = 0;
 	bool print = false, ok = true, guided;
 	uint64_t t0, deadline, next;
@@ -1724,7 +1725,8 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			if (nreplay == ARRAY_SIZE(replay))
-				usage();
+				fail("--replay: more than %zu op lists",
+				     ARRAY_SIZE(replay));
 			replay[nreplay++] = optarg;
 			break;
 		case 't':

@@ -2,7 +2,8 @@
 # fuzz-record.sh KERNEL OUT FINDING REPLAY SEEDS SEQUENCES OPS SECONDS
 # CHECKS: the run of scripts/fuzz.sh -r in folder OUT (FINDING: what it
 # found, or empty; REPLAY: the command that replays its reproducer,
-# OUT/repro.ops, if it shrank one) into results/fuzz.jsonl, in place of the
+# OUT/repro.ops after OUT/repro-pre.ops where there is one, if it shrank
+# one) into results/fuzz.jsonl, in place of the
 # last record of the same kernel and mode; then results/fuzz.md from every
 # record.  Called by scripts/fuzz.sh; never edit its output.
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +11,12 @@
 [ $# = 9 ] || die "usage: fuzz-record.sh kernel out finding replay seeds sequences ops seconds checks"
 kernel=$1 out=$2 finding=$3 replay=$4 checks=$9
 repro=
-[ -z "$replay" ] || repro=$(grep -v '^#' "$out/repro.ops")
+[ -z "$replay" ] || repro=$(
+	if [ -f "$out/repro-pre.ops" ]; then
+		grep -v '^#' "$out/repro-pre.ops"
+		echo "# then, as a sequence of its own:"
+	fi
+	grep -v '^#' "$out/repro.ops")
 # the mode from what was asked, so that a run that crashed early is filed
 # where it belongs
 mode="no KCOV"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # fuzz.sh [-k KERNEL] [-s SEED]... [-n SEQUENCES] [-m OPS] [-t SECONDS]
-#         [-b BOOTS] [-T SECONDS] [-L] [-G] [-r]: bench/fuzz, a seeded fuzzer over the
+#         [-b BOOTS] [-S SHRINK] [-T SECONDS] [-L] [-G] [-r]: bench/fuzz, a seeded fuzzer over the
 # tun/tap uAPI, in one guest of KERNEL (default series, built first):
 # SEQUENCES sequences (2000) of OPS ops (20; a guided one up to twice that)
 # for each SEED (default 1), within SECONDS (240) in all, guided by KCOV
@@ -8,11 +8,17 @@
 # ok line per seed.  When a check fails, or the kernel splats, hangs or
 # crashes inside a sequence, it takes that sequence's op list (saved by the
 # fuzzer before it ran it) and shrinks it: guests replay it
-# with ops removed (halves, then quarters, down to single ops, until no
-# single op more can go), keeping each removal after which it still fails
-# the same way (the same check on the same device, or the same first splat
-# line), in at most BOOTS guests (24); the shortest list is the
-# reproducer, printed and left in build/fuzz/repro.ops.  A failure outside
+# with ops removed (halves, then quarters, down to single ops, until a
+# pass of single ops removes none), keeping each removal after which it
+# still fails the same way (the same check on the same device, or the same
+# first splat line).  A guest tries candidates in turn until one fails, so
+# one that passes costs no boot; but it may have passed only for what the
+# candidates before it left behind, so the result is short, not proven
+# minimal.  Where the sequence fails only after the one before it, that
+# one is shrunk too, and replayed first.  The shortest lists that failed
+# in a fresh guest are the reproducer, printed and left in
+# build/fuzz/repro.ops (and repro-pre.ops).  At most BOOTS guests (24),
+# the run's included, and SHRINK seconds (-S, 1800) of replays.  A failure outside
 # any sequence (a splat at boot or in the kmemleak pass after the run) or
 # of the fuzzer itself is reported, not shrunk.  -T: the seconds a guest
 # gets on top of its work, for its boot and teardown (120; 900 for a
@@ -26,20 +32,22 @@
 # check and the shrinker (bench/fuzz.c).
 . "$(dirname "$0")/lib.sh"
 
-kernel=series seeds=() n=2000 ops=20 budget=240 boots=24 slack= checks=() rec=
-while getopts k:s:n:m:t:b:T:LGr opt; do
+kernel=series seeds=() n=2000 ops=20 budget=240 boots=24 shrink_s=1800
+slack= checks=() rec=
+while getopts k:s:n:m:t:b:S:T:LGr opt; do
 	case $opt in
 	k) kernel=$OPTARG ;; s) seeds+=("$OPTARG") ;; n) n=$OPTARG ;;
 	m) ops=$OPTARG ;; t) budget=$OPTARG ;; b) boots=$OPTARG ;;
+	S) shrink_s=$OPTARG ;;
 	T) slack=$OPTARG ;; L) checks+=(--no-ledger) ;; G) checks+=(--no-guide) ;;
 	r) rec=1 ;;
 	*) die "usage: fuzz.sh [-k kernel] [-s seed]... [-n sequences]" \
-		"[-m ops] [-t seconds] [-b boots] [-T seconds] [-L] [-G] [-r]" ;;
+		"[-m ops] [-t seconds] [-b boots] [-S seconds] [-T seconds] [-L] [-G] [-r]" ;;
 	esac
 done
 [ ${#seeds[@]} -gt 0 ] || seeds=(1)
 # Decimal only: the seeds are matched in the fuzzer's output as printed.
-for v in "${seeds[@]}" "$n" "$ops" "$budget" "$boots" ${slack:+"$slack"}; do
+for v in "${seeds[@]}" "$n" "$ops" "$budget" "$boots" "$shrink_s" ${slack:+"$slack"}; do
 	[[ $v =~ ^[0-9]+$ ]] || die "not a decimal number: '$v'"
 done
 [ -n "$slack" ] || case $kernel in *debug) slack=900 ;; *) slack=120 ;; esac
@@ -53,7 +61,8 @@ make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 fz=$TOP/bench/fuzz out=$BUILD/fuzz
 mkdir -p "$out"
 # what a run before this one shrank is not this run's
-rm -f "$out"/{seq,prev,cand,repro}.ops "$out/repro.trace"
+rm -f "$out"/{seq,prev}.ops "$out"/repro{,-pre}{,.ok}.ops \
+	"$out"/{cand,with}-*.ops "$out"/repro{,.ok}.trace
 env=()
 [ -z "${FUZZ_LOSE_ONE:-}" ] || env=(env FUZZ_LOSE_ONE=1)
 
@@ -99,11 +108,13 @@ where() {
 # fail the same way share: ok, "CHECK DEVICE" (ledger fz0), "splat: LINE",
 # hang, crash or error (the fuzzer's own: not the kernel's); v_why, in
 # words; v_at, where: "S K" (seed S sequence K), replay, or empty:
-# outside any sequence.
+# outside any sequence; v_file, the op list a failed replay was running;
+# v_mark, the fuzzer's last marker before it failed ("done": after them
+# all).
 verdict() {
 	local st='' line m splat u
 	local -a w
-	v_sig=ok v_why='' v_at=''
+	v_sig=ok v_why='' v_at='' v_file='' v_mark=''
 	[ "$2" = 0 ] && return
 	[ -f "$out/$1/status" ] && st=$(cat "$out/$1/status")
 	line=$(grep -m1 '^fuzz: FAIL ' "$out/$1/output" 2>/dev/null || true)
@@ -113,6 +124,8 @@ verdict() {
 		v_why=$(sed -E 's/^[^:]*: FAIL [^:]*: //' <<<"$line")
 		v_at=$(awk '$3 == "seed" { print $4, $6 + 0 }' <<<"$line")
 		v_at=${v_at:-replay}
+		v_file=$(sed -nE 's/^fuzz: FAIL replay ([^:]*): .*/\1/p' <<<"$line")
+		v_mark=${v_file:+replay $v_file}
 		case $v_why in
 		splat:*) v_sig="splat: $(norm <<<"${v_why#splat: }")" ;;
 		*) u=$(grep -om1 'fz[01]' <<<"$v_why" || true)
@@ -121,10 +134,10 @@ verdict() {
 		return
 	fi
 	mapfile -t w < <(where "$1")
-	m=${w[0]:-} splat=${w[1]:-}
+	m=${w[0]:-} splat=${w[1]:-} v_mark=${w[0]:-}
 	case $m in
 	seed*) v_at=$(awk '{ print $2, $4 }' <<<"$m") ;;
-	replay*) v_at=replay ;;
+	replay*) v_at=replay v_file=${m#replay } ;;
 	esac
 	# All of the fuzzer's checks passed: what came later is the run's.
 	[ "$st" != 0 ] || v_at=
@@ -142,57 +155,165 @@ verdict() {
 	fi
 }
 
-# replay FILE: v_sig, v_why and v_at of a guest that replays the op list
-# FILE (after the lists in pre), given the boot, its work and a minute.
+# guest_left: whether the shrink may boot one more guest (-b, -S).
+guest_left() {
+	[ "$used" -lt "$boots" ] && [ "$SECONDS" -lt "$until" ]
+}
+
+# replay FILE...: v_sig, v_why, v_at, v_file and v_mark of a guest that
+# replays the op lists FILE... in order until one fails, given the boot,
+# its work and a minute; counted in used.
 replay() {
-	local rc=0
-	guest replay $((slack + 60)) "$fz" "${checks[@]}" "${pre[@]}" --replay "$1" \
+	local rc=0 f
+	local -a args=()
+	for f; do args+=(--replay "$f"); done
+	used=$((used + 1))
+	guest replay $((slack + 60 + 10 * $#)) "$fz" "${checks[@]}" "${args[@]}" \
 		--trace || rc=$?
 	verdict replay $rc
 }
 
-# Whether the last replay failed as the run did, inside its sequence.
+# same [FILE]: whether the last replay failed as the run did, inside its
+# sequence (inside op list FILE).
 same() {
-	[ -n "$v_at" ] && [ "$v_sig" = "$want" ]
+	[ -n "$v_at" ] && [ "$v_sig" = "$want" ] && [ "${1:-$v_file}" = "$v_file" ]
 }
 
-# shrink FILE: delta debugging of the op list FILE while its replay fails
-# as the run did; the shortest list goes to $out/repro.ops.  Counts the
-# guests in used; spent=1 if it ran out of them first.
+# again FILE...: replay, and once more if it did not fail as the run did
+# inside the last FILE, guests permitting: a timing-dependent failure may
+# not come every time.
+again() {
+	replay "$@"
+	same "${@: -1}" || ! guest_left || {
+		say "fuzz: $v_sig; once more"
+		replay "$@"
+	}
+}
+
+# trace_from FILE: the last replay's output from op list FILE on.
+trace_from() {
+	awk -v m="fuzz: replay $1" '$0 == m { p = 1 } p' "$out/replay/output"
+}
+
+# keep_confirmed: the lists now in repro.ops (and repro-pre.ops) failed
+# in a fresh guest, and are what confirm falls back to.
+keep_confirmed() {
+	cp "$out/repro.ops" "$out/repro.ok.ops"
+	[ -z "$pre" ] || cp "$out/repro-pre.ops" "$out/repro-pre.ok.ops"
+	cp "$out/repro.trace" "$out/repro.ok.trace"
+	unconfirmed=
+}
+
+# shrink seq|pre: delta debugging of the reproducer's op list (repro.ops,
+# the failing sequence), or of the one replayed before it (repro-pre.ops,
+# where the sequence fails only after the one before it), while their
+# replay fails as the run did.  A guest replays up to 32 candidates, each
+# with the other list, in the order the search tries them while none
+# fails, and stops at the first that fails.  A list kept in a fresh guest
+# (the first candidate) is confirmed; one kept after other candidates ran
+# is confirmed later (confirm).  spent=1 if it ran out of guests first.
 shrink() {
-	local chunk i gone
-	local -a list cand
-	mapfile -t list < <(grep -v '^#' "$1")
-	cp "$1" "$out/repro.ops"
+	local role=$1 best chunk i=0 gone=0 c j g f x fin n k key retry=
+	local -a list cand files hit first state
+	local -A seen
+	best=$out/repro.ops
+	[ "$role" = seq ] || best=$out/repro-pre.ops
+	mapfile -t list < <(grep -v '^#' "$best")
 	chunk=$(((${#list[@]} + 1) / 2))
 	while :; do
-		i=0 gone=0
-		while [ "$i" -lt ${#list[@]} ]; do
-			cand=("${list[@]:0:i}" "${list[@]:i+chunk}")
-			if [ ${#cand[@]} = 0 ]; then
-				i=$((i + chunk))
+		# the candidates from here on, as long as none fails; one a
+		# batch (a tail chunk repeats at the next size)
+		files=() hit=() first=() state=() seen=() c=$chunk j=$i g=$gone fin=
+		rm -f "$out"/cand-*.ops "$out"/with-*.ops
+		while [ ${#hit[@]} -lt 32 ]; do
+			if [ "$j" -ge ${#list[@]} ]; then
+				# single ops until a pass removes none
+				if [ "$c" = 1 ]; then
+					[ "$g" = 1 ] || { fin=1; break; }
+				else
+					c=$(((c + 1) / 2))
+				fi
+				j=0 g=0
 				continue
 			fi
-			[ "$used" -lt "$boots" ] || { spent=1; return; }
-			printf '%s\n' "${cand[@]}" >"$out/cand.ops"
-			used=$((used + 1))
-			replay "$out/cand.ops"
-			say "fuzz: shrink: ${#cand[@]} ops: $v_sig"
-			if same; then
-				list=("${cand[@]}") gone=1
-				cp "$out/cand.ops" "$out/repro.ops"
-				cp "$out/replay/output" "$out/repro.trace"
-			else
-				i=$((i + chunk))
+			cand=("${list[@]:0:j}" "${list[@]:j+c}")
+			key=$(printf '%s\n' "${cand[@]}")
+			if [ ${#cand[@]} -gt 0 ] && [ -z "${seen[$key]:-}" ]; then
+				seen[$key]=1
+				n=${#hit[@]} f=$out/cand-$n.ops x=$out/with-$n.ops
+				printf '%s\n' "${cand[@]}" >"$f"
+				if [ "$role" = pre ]; then
+					cp "$out/repro.ops" "$x"
+					files+=("$f" "$x") hit+=("$x") first+=("$f")
+				elif [ -n "$pre" ]; then
+					cp "$out/repro-pre.ops" "$x"
+					files+=("$x" "$f") hit+=("$f") first+=("$x")
+				else
+					files+=("$f") hit+=("$f") first+=("$f")
+				fi
+				state+=("$c $j $g")
 			fi
+			j=$((j + c))
 		done
-		# single ops until a whole pass removes none: 1-minimal
-		if [ "$chunk" = 1 ]; then
-			[ "$gone" = 1 ] || return 0
+		[ ${#hit[@]} -gt 0 ] || break
+		guest_left || { spent=1; break; }
+		replay "${files[@]}"
+		k=-1
+		for n in "${!hit[@]}"; do
+			case $v_file in "$out/cand-$n.ops" | "$out/with-$n.ops") k=$n ;; esac
+		done
+		if [ "$v_sig" = error ]; then
+			say "fuzz: shrink $role: $v_why; stopped"
+			break
+		elif [ "$v_sig" = ok ] || { [ "$k" -lt 0 ] && [ "$v_mark" = done ]; }; then
+			# every candidate passed (what failed came after them)
+			chunk=$c i=$j gone=$g retry=
+			say "fuzz: shrink $role: ${#hit[@]} candidates of ${#list[@]} ops: all ok${v_mark:+, then $v_sig}"
+			[ -z "$fin" ] || break
+			continue
+		elif [ "$k" -lt 0 ]; then
+			# before any candidate ran: the same batch once more
+			[ -z "$retry" ] || { say "fuzz: shrink $role: $v_sig before any candidate, twice; stopped"; break; }
+			retry=1
+			say "fuzz: shrink $role: $v_sig before any candidate; once more"
+			continue
+		fi
+		retry=
+		read -r chunk i gone <<<"${state[k]}"
+		mapfile -t cand <"$out/cand-$k.ops"
+		say "fuzz: shrink $role: candidate $((k + 1)) of ${#hit[@]}: ${#cand[@]} ops: $v_sig"
+		if same "${hit[k]}"; then
+			list=("${cand[@]}") gone=1
+			cp "$out/cand-$k.ops" "$best"
+			trace_from "${first[k]}" >"$out/repro.trace"
+			if [ "$k" = 0 ]; then keep_confirmed; else unconfirmed=1; fi
+		elif [ "$role" = seq ] && [ -n "$pre" ] && [ "$k" -gt 0 ] &&
+			[ "$v_file" = "${first[k]}" ]; then
+			: # the list before candidate k failed: k again, in a fresh guest
 		else
-			chunk=$(((chunk + 1) / 2))
+			i=$((i + chunk))
 		fi
 	done
+	rm -f "$out"/cand-*.ops "$out"/with-*.ops
+}
+
+# confirm: lists kept after other candidates ran in their guest must fail
+# in a fresh guest too; where they do not, the last ones that did are the
+# reproducer again (fallback=1).
+confirm() {
+	[ -n "$unconfirmed" ] || return 0
+	guest_left || { spent=1; return 0; }
+	again ${pre:+"$out/repro-pre.ops"} "$out/repro.ops"
+	if same "$out/repro.ops"; then
+		cp "$out/replay/output" "$out/repro.trace"
+		keep_confirmed
+		return
+	fi
+	say "fuzz: shrink: $(grep -vc '^#' "$out/repro.ops") ops fail only after other candidates, not alone; back to the last lists that failed alone"
+	cp "$out/repro.ok.ops" "$out/repro.ops"
+	[ -z "$pre" ] || cp "$out/repro-pre.ok.ops" "$out/repro-pre.ops"
+	cp "$out/repro.ok.trace" "$out/repro.trace"
+	unconfirmed= fallback=1
 }
 
 say "fuzz: $kernel, seeds ${seeds[*]}: $n sequences of $ops ops each," \
@@ -239,7 +360,7 @@ fi
 
 read -r s k <<<"$v_at"
 echo "not ok fuzz/$kernel/seed-$s # sequence $k: $v_why"
-want=$v_sig pre=() used=1 spent=
+want=$v_sig pre= used=1 spent= unconfirmed= fallback= until=$((SECONDS + shrink_s))
 # saved K FILE: sequence K's op list, from the last two the fuzzer wrote
 # out before it ran them (a guided sequence cannot be drawn again from its
 # seed; a splat printed late may pin the one before the last)
@@ -257,30 +378,40 @@ if ! saved "$k" "$out/seq.ops"; then
 	finish 1 "seed $s sequence $k: $want; its op list was not saved"
 fi
 say "fuzz: seed $s sequence $k in $out/seq.ops; replaying it alone"
-replay "$out/seq.ops"
+again "$out/seq.ops"
 alone="alone"
-if ! same && [ "$k" -gt 0 ] && saved $((k - 1)) "$out/prev.ops"; then
+if ! same && [ "$k" -gt 0 ] && guest_left && saved $((k - 1)) "$out/prev.ops"; then
 	# What a sequence leaves behind in the kernel may matter.
 	say "fuzz: alone: $v_sig; again after sequence $((k - 1))"
-	pre=(--replay "$out/prev.ops") alone="after sequence $((k - 1))"
-	used=2
-	replay "$out/seq.ops"
+	pre=1 alone="after sequence $((k - 1))"
+	again "$out/prev.ops" "$out/seq.ops"
 fi
-if ! same; then
+if ! same "$out/seq.ops"; then
 	echo "not ok fuzz/$kernel/seed-$s/replay # sequence $k $alone:" \
 		"${v_why:-ok}, not $want (earlier sequences matter?)"
 	finish 1 "seed $s sequence $k: $want; its replay: ${v_why:-ok}"
 fi
 echo "ok fuzz/$kernel/seed-$s/replay # sequence $k $alone: $want again"
 cp "$out/replay/output" "$out/repro.trace"
-shrink "$out/seq.ops"
+cp "$out/seq.ops" "$out/repro.ops"
+[ -z "$pre" ] || cp "$out/prev.ops" "$out/repro-pre.ops"
+keep_confirmed
+shrink seq
+confirm
+[ -z "$pre" ] || [ -n "$spent" ] || { shrink pre; confirm; }
 rel=${out#"$TOP"/}
-[ -z "$spent" ] || spent="; out of guests (-b $boots): it may shrink further"
-echo "# reproducer: $(grep -vc '^#' "$out/repro.ops") of $(grep -vc '^#' "$out/seq.ops") ops," \
-	"$used guests ($out/repro.ops)$spent:"
-r="bench/fuzz ${checks[*]:+${checks[*]} }${pre:+--replay $rel/prev.ops }--replay $rel/repro.ops"
+nops() { grep -vc '^#' "$1"; }
+what="$(nops "$out/repro.ops") of $(nops "$out/seq.ops") ops"
+[ -z "$pre" ] || what+=", after $(nops "$out/repro-pre.ops") of sequence $((k - 1))'s $(nops "$out/prev.ops") (repro-pre.ops)"
+note=
+[ -z "$spent" ] || note+="; out of guests (-b $boots, -S $shrink_s): it may shrink further"
+[ -z "$unconfirmed" ] || note+="; NOT confirmed in a fresh guest (out of guests): it failed only after other candidates"
+[ -z "$fallback" ] || note+="; shorter lists failed only after other candidates, not in a fresh guest"
+echo "# reproducer: $what, $used guests ($out/repro.ops)$note:"
+r="bench/fuzz ${checks[*]:+${checks[*]} }${pre:+--replay $rel/repro-pre.ops }--replay $rel/repro.ops"
 echo "#   scripts/guest.sh -k $kernel -m tcg -- ${env[*]:+${env[*]} }$r --trace"
-cat "$out/repro.ops"
+[ -z "$pre" ] || { grep -v '^#' "$out/repro-pre.ops"; echo "# then, as a sequence of its own (repro.ops):"; }
+grep -v '^#' "$out/repro.ops"
 echo "# its last replay:"
 sed 's/^/#   /' "$out/repro.trace"
-finish 1 "seed $s sequence $k: $want" "scripts/guest.sh -k $kernel -m tcg -- $r"
+finish 1 "seed $s sequence $k: $want${note:+ (${note#; })}" "scripts/guest.sh -k $kernel -m tcg -- $r"

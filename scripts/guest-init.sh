@@ -26,6 +26,16 @@ ip link set lo up
 leaks=/sys/kernel/debug/kmemleak
 [ -e $leaks ] && echo clear >$leaks
 
+# The KUnit suites that ran before init, on a kernel booted with
+# kunit.enable=1 (kernel-config/debug.config), for scripts/kunit.sh.
+# debugfs keeps each suite's KTAP, which the console (loglevel 5) does not
+# show.
+for r in /sys/kernel/debug/kunit/*/results; do
+	grep -q '^KTAP version' "$r" 2>/dev/null || continue
+	mkdir -p /tmp/guest/kunit
+	cp "$r" "/tmp/guest/kunit/$(basename "$(dirname "$r")").ktap"
+done
+
 export HOME=/tmp GUEST_OUT=/tmp/guest TERM=dumb
 cd "$(cat /tmp/guest/cwd)"
 bash /tmp/guest/cmd </dev/null >/tmp/guest/output 2>&1

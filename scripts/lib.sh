@@ -45,6 +45,10 @@ series_below() {
 # The worktree where build.sh's "stack" kernel builds, checked out at the
 # stack cut after series NAME (bench.sh STACK=, drops.sh).
 STACK_TREE=$BUILD/stack/linux
+# net/core's KUnit suite (CONFIG_NET_TEST, in the debug kernel) and the
+# kernel parameters that run it at boot (scripts/kunit.sh).
+KUNIT_SUITE=net_core
+KUNIT_APPEND="kunit.enable=1 kunit.filter_glob=$KUNIT_SUITE"
 # The robustness cases a release kernel runs (make test, make coverage):
 # all but fault injection, which needs a debug kernel.
 RELEASE_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more

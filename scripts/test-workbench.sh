@@ -25,6 +25,9 @@ expect fuzz-bad-seed "not a decimal number: '0x10'" \
 	"$TOP/scripts/fuzz.sh" -s 0x10
 expect drops-unknown-series 'STACK=rx-list: drops.sh knows the selftests of' \
 	env STACK=rx-list "$TOP/scripts/drops.sh"
+expect drops-cut-below 'CUT=accounting: the stack cut after accounting does not hold series vhost-tx' \
+	env STACK=vhost-tx CUT=accounting "$TOP/scripts/drops.sh"
+expect kunit-no-guest "no guest folder $tmp/none" "$TOP/scripts/kunit.sh" "$tmp/none"
 expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
 expect rt-args 'usage: rt.sh' "$TOP/scripts/rt.sh" extra
 expect bench-alone-needs-stack 'ALONE=1 needs STACK=NAME' \
