@@ -13,12 +13,16 @@
 # still fails the same way (the same check on the same device, or the same
 # first splat line).  A guest tries candidates in turn until one fails, so
 # one that passes costs no boot; but it may have passed only for what the
-# candidates before it left behind, so the result is short, not proven
-# minimal.  Where the sequence fails only after the one before it, that
-# one is shrunk too, and replayed first.  The shortest lists that failed
-# in a fresh guest are the reproducer, printed and left in
-# build/fuzz/repro.ops (and repro-pre.ops).  At most BOOTS guests (24),
-# the run's included, and SHRINK seconds (-S, 1800) of replays.  A failure outside
+# candidates before it left behind: the list kept is replayed again in a
+# fresh guest, and where it does not fail there the shrink starts again
+# from the last lists that did, one candidate a guest.  The result is
+# short, not proven minimal.  Where the sequence fails only after the one
+# before it, that one is shrunk too, and replayed first.  The reproducer
+# is printed and left in build/fuzz/repro.ops (and repro-pre.ops), with a
+# note where the guests ran out before it was confirmed.  At most BOOTS
+# guests (24), the run's included, though a finding is always replayed
+# once; no guest starts after SHRINK seconds (-S, 1800) of the shrink,
+# nor runs more than its boot and a minute past them.  A failure outside
 # any sequence (a splat at boot or in the kmemleak pass after the run) or
 # of the fuzzer itself is reported, not shrunk.  -T: the seconds a guest
 # gets on top of its work, for its boot and teardown (120; 900 for a
@@ -144,8 +148,9 @@ verdict() {
 	if [ -n "$splat" ]; then
 		v_sig="splat: $(norm <<<"$splat")" v_why=$v_sig
 	elif grep -q '^guest: .* hung' "$out/$1.log"; then
-		u=$(grep -m1 'unregister_netdevice: waiting for' \
-			"$out/$1/console" | norm | sed 's/ to become free.*//')
+		u=$({ grep -m1 'unregister_netdevice: waiting for' \
+			"$out/$1/console" || true; } | norm |
+			sed 's/ to become free.*//')
 		v_sig="hang${u:+: $u}" v_why="$v_sig (see $out/$1.log)"
 	elif [ -z "$st" ]; then
 		v_sig=crash v_why="crash: no exit status (see $out/$1.log)"
@@ -162,14 +167,16 @@ guest_left() {
 
 # replay FILE...: v_sig, v_why, v_at, v_file and v_mark of a guest that
 # replays the op lists FILE... in order until one fails, given the boot,
-# its work and a minute; counted in used.
+# its work and a minute, but no more than that past the -S deadline;
+# counted in used.
 replay() {
-	local rc=0 f
+	local rc=0 f lim=$((slack + 60 + 10 * $#))
+	local left=$((until - SECONDS + slack + 60))
 	local -a args=()
+	[ "$lim" -le "$left" ] || lim=$left
 	for f; do args+=(--replay "$f"); done
 	used=$((used + 1))
-	guest replay $((slack + 60 + 10 * $#)) "$fz" "${checks[@]}" "${args[@]}" \
-		--trace || rc=$?
+	guest replay "$lim" "$fz" "${checks[@]}" "${args[@]}" --trace || rc=$?
 	verdict replay $rc
 }
 
@@ -190,9 +197,12 @@ again() {
 	}
 }
 
-# trace_from FILE: the last replay's output from op list FILE on.
+# trace_from FILE: the last replay's output from op list FILE on, the
+# candidates named as the lists they became (shrink's best and other).
 trace_from() {
-	awk -v m="fuzz: replay $1" '$0 == m { p = 1 } p' "$out/replay/output"
+	awk -v m="fuzz: replay $1" '$0 == m { p = 1 } p' "$out/replay/output" |
+		sed -E -e "s#$out/cand-[0-9]+\.ops#$best#g" \
+			-e "s#$out/with-[0-9]+\.ops#$other#g"
 }
 
 # keep_confirmed: the lists now in repro.ops (and repro-pre.ops) failed
@@ -207,17 +217,19 @@ keep_confirmed() {
 # shrink seq|pre: delta debugging of the reproducer's op list (repro.ops,
 # the failing sequence), or of the one replayed before it (repro-pre.ops,
 # where the sequence fails only after the one before it), while their
-# replay fails as the run did.  A guest replays up to 32 candidates, each
-# with the other list, in the order the search tries them while none
-# fails, and stops at the first that fails.  A list kept in a fresh guest
-# (the first candidate) is confirmed; one kept after other candidates ran
-# is confirmed later (confirm).  spent=1 if it ran out of guests first.
+# replay fails as the run did.  A guest replays up to $batch candidates
+# (32; 1 after a failed confirmation), each with the other list, in the
+# order the search tries them while none fails, and stops at the first
+# that fails.  A list kept in a fresh guest (the first candidate) is
+# confirmed; one kept after other candidates ran is confirmed later
+# (confirm).  spent=1 if it ran out of guests first, stopped=1 if a
+# guest failed otherwise than a candidate can.
 shrink() {
-	local role=$1 best chunk i=0 gone=0 c j g f x fin n k key retry=
+	local role=$1 best other chunk i=0 gone=0 c j g f x fin n k key retry=
 	local -a list cand files hit first state
 	local -A seen
-	best=$out/repro.ops
-	[ "$role" = seq ] || best=$out/repro-pre.ops
+	best=$out/repro.ops other=$out/repro-pre.ops
+	[ "$role" = seq ] || best=$out/repro-pre.ops other=$out/repro.ops
 	mapfile -t list < <(grep -v '^#' "$best")
 	chunk=$(((${#list[@]} + 1) / 2))
 	while :; do
@@ -225,7 +237,7 @@ shrink() {
 		# batch (a tail chunk repeats at the next size)
 		files=() hit=() first=() state=() seen=() c=$chunk j=$i g=$gone fin=
 		rm -f "$out"/cand-*.ops "$out"/with-*.ops
-		while [ ${#hit[@]} -lt 32 ]; do
+		while [ ${#hit[@]} -lt "$batch" ]; do
 			if [ "$j" -ge ${#list[@]} ]; then
 				# single ops until a pass removes none
 				if [ "$c" = 1 ]; then
@@ -264,6 +276,7 @@ shrink() {
 		done
 		if [ "$v_sig" = error ]; then
 			say "fuzz: shrink $role: $v_why; stopped"
+			stopped=1
 			break
 		elif [ "$v_sig" = ok ] || { [ "$k" -lt 0 ] && [ "$v_mark" = done ]; }; then
 			# every candidate passed (what failed came after them)
@@ -273,7 +286,11 @@ shrink() {
 			continue
 		elif [ "$k" -lt 0 ]; then
 			# before any candidate ran: the same batch once more
-			[ -z "$retry" ] || { say "fuzz: shrink $role: $v_sig before any candidate, twice; stopped"; break; }
+			[ -z "$retry" ] || {
+				say "fuzz: shrink $role: $v_sig before any candidate, twice; stopped"
+				stopped=1
+				break
+			}
 			retry=1
 			say "fuzz: shrink $role: $v_sig before any candidate; once more"
 			continue
@@ -297,9 +314,10 @@ shrink() {
 	rm -f "$out"/cand-*.ops "$out"/with-*.ops
 }
 
-# confirm: lists kept after other candidates ran in their guest must fail
-# in a fresh guest too; where they do not, the last ones that did are the
-# reproducer again (fallback=1).
+# confirm ROLE: lists kept after other candidates ran in their guest must
+# fail in a fresh guest too; where they do not, the last ones that did are
+# the reproducer again (fallback=1), and shrink ROLE starts again from
+# them, one candidate a guest, so that what it keeps is confirmed.
 confirm() {
 	[ -n "$unconfirmed" ] || return 0
 	guest_left || { spent=1; return 0; }
@@ -314,6 +332,11 @@ confirm() {
 	[ -z "$pre" ] || cp "$out/repro-pre.ok.ops" "$out/repro-pre.ops"
 	cp "$out/repro.ok.trace" "$out/repro.trace"
 	unconfirmed= fallback=1
+	guest_left || { spent=1; return 0; }
+	say "fuzz: shrink $1 again from there, one candidate a guest"
+	batch=1
+	shrink "$1"
+	batch=32
 }
 
 say "fuzz: $kernel, seeds ${seeds[*]}: $n sequences of $ops ops each," \
@@ -360,7 +383,8 @@ fi
 
 read -r s k <<<"$v_at"
 echo "not ok fuzz/$kernel/seed-$s # sequence $k: $v_why"
-want=$v_sig pre= used=1 spent= unconfirmed= fallback= until=$((SECONDS + shrink_s))
+want=$v_sig pre= used=1 spent= stopped= unconfirmed= fallback= batch=32
+until=$((SECONDS + shrink_s))
 # saved K FILE: sequence K's op list, from the last two the fuzzer wrote
 # out before it ran them (a guided sequence cannot be drawn again from its
 # seed; a splat printed late may pin the one before the last)
@@ -397,14 +421,15 @@ cp "$out/seq.ops" "$out/repro.ops"
 [ -z "$pre" ] || cp "$out/prev.ops" "$out/repro-pre.ops"
 keep_confirmed
 shrink seq
-confirm
-[ -z "$pre" ] || [ -n "$spent" ] || { shrink pre; confirm; }
+confirm seq
+[ -z "$pre" ] || [ -n "$spent$stopped" ] || { shrink pre; confirm pre; }
 rel=${out#"$TOP"/}
 nops() { grep -vc '^#' "$1"; }
 what="$(nops "$out/repro.ops") of $(nops "$out/seq.ops") ops"
 [ -z "$pre" ] || what+=", after $(nops "$out/repro-pre.ops") of sequence $((k - 1))'s $(nops "$out/prev.ops") (repro-pre.ops)"
 note=
 [ -z "$spent" ] || note+="; out of guests (-b $boots, -S $shrink_s): it may shrink further"
+[ -z "$stopped" ] || note+="; the shrink stopped early (a guest failed otherwise than a candidate can): it may shrink further"
 [ -z "$unconfirmed" ] || note+="; NOT confirmed in a fresh guest (out of guests): it failed only after other candidates"
 [ -z "$fallback" ] || note+="; shorter lists failed only after other candidates, not in a fresh guest"
 echo "# reproducer: $what, $used guests ($out/repro.ops)$note:"

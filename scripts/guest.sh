@@ -7,7 +7,7 @@
 # crashed, or printed a splat (BUG, WARNING, KASAN, lockdep, kmemleak...).
 # icount mode: one vCPU, guest time advances 1 ns per guest instruction.
 # GUEST_QEMU_ARGS: extra QEMU arguments (scripts/profile.sh loads a plugin);
-# GUEST_APPEND: extra kernel parameters (scripts/kunit.sh enables KUnit).
+# GUEST_APPEND: extra kernel parameters (KUnit at boot: lib.sh KUNIT_APPEND).
 . "$(dirname "$0")/lib.sh"
 
 kernel=series mode=${GUEST_MODE:-auto} timeout=${GUEST_TIMEOUT:-600} dir=
