@@ -181,3 +181,6 @@ rm -rf "$tc"
 st=$?
 [ $st = 3 ] && echo "ok workbench/guest-exit-status" ||
 	echo "not ok workbench/guest-exit-status # guest command exited 3, guest.sh $st"
+
+# The fuzzer's shrinker, against a stub guest
+"$TOP/scripts/test-fuzz-shrink.sh"
