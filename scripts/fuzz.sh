@@ -1,37 +1,37 @@
 #!/bin/bash
 # fuzz.sh [-k KERNEL] [-s SEED]... [-n SEQUENCES] [-m OPS] [-t SECONDS]
-#         [-b BOOTS] [-S SHRINK] [-T SECONDS] [-L] [-G] [-r]: bench/fuzz, a seeded fuzzer over the
-# tun/tap uAPI, in one guest of KERNEL (default series, built first):
-# SEQUENCES sequences (2000) of OPS ops (20; a guided one up to twice that)
-# for each SEED (default 1), within SECONDS (240) in all, guided by KCOV
-# where the kernel has it (the coverage kernel; -G: not).  Prints an ok/not
-# ok line per seed.  When a check fails, or the kernel splats, hangs or
-# crashes inside a sequence, it takes that sequence's op list (saved by the
-# fuzzer before it ran it) and shrinks it (scripts/fuzz-shrink.sh): guests replay it
-# with ops removed (halves, then quarters, down to single ops, until a
-# pass of single ops removes none), keeping each removal after which it
-# still fails the same way (the same check on the same device, or the same
-# first splat line).  A guest tries candidates in turn until one fails, so
-# one that passes costs no boot; but it may have passed only for what the
-# candidates before it left behind: the list kept is replayed again in a
-# fresh guest, and where it does not fail there the shrink starts again
-# from the last lists that did, one candidate a guest.  The result is
-# short, not proven minimal.  Where the sequence fails only after the one
-# before it, that one is shrunk too, and replayed first.  The reproducer
-# is printed and left in build/fuzz/repro.ops (and repro-pre.ops), with a
-# note where the guests ran out before it was confirmed.  At most BOOTS
-# guests (24), the run's included, though a finding is always replayed
-# once; no guest starts after SHRINK seconds (-S, 1800) of the shrink,
-# nor runs more than its boot and a minute past them.  A failure outside
-# any sequence (a splat at boot or in the kmemleak pass after the run) or
-# of the fuzzer itself is reported, not shrunk.  -T: the seconds a guest
-# gets on top of its work, for its boot and teardown (120; 900 for a
-# *debug kernel: KASAN under TCG, kmemleak's two scans).  -L: no ledger
-# check (bench/fuzz --no-ledger), for a kernel without the `net` fixes,
-# which loses frames uncounted; implied for base and base-debug.  -r:
-# record the run in results/fuzz.jsonl, the latest of each kernel and
-# mode (guided, unguided or without KCOV), and write results/fuzz.md from
-# those records; otherwise nothing under results/ is written.
+#         [-b BOOTS] [-S SHRINK] [-T SECONDS] [-L] [-G] [-r]:
+# bench/fuzz, a seeded fuzzer over the tun/tap uAPI, in one guest of KERNEL
+# (default series, built first): SEQUENCES sequences (2000) of OPS ops (20; a
+# guided one up to twice that) for each SEED (default 1), within SECONDS (240)
+# in all, guided by KCOV where the kernel has it (the coverage kernel; -G:
+# not).  Prints an ok/not ok line per seed.  When a check fails, or the kernel
+# splats, hangs or crashes inside a sequence, it takes that sequence's op list
+# (saved by the fuzzer before it ran it) and shrinks it
+# (scripts/fuzz-shrink.sh): guests replay it with ops removed (halves, then
+# quarters, down to single ops, until a pass of single ops removes none),
+# keeping each removal after which it still fails the same way (the same check
+# on the same device, or the same first splat line).  A guest tries candidates
+# in turn until one fails, so one that passes costs no boot; but it may have
+# passed only for what the candidates before it left behind: the list kept is
+# replayed again in a fresh guest, and where it does not fail there the shrink
+# starts again from the last lists that did, one candidate a guest.  The result
+# is short, not proven minimal.  Where the sequence fails only after the one
+# before it, that one is shrunk too, and replayed first.  The reproducer is
+# printed and left in build/fuzz/repro.ops (and repro-pre.ops), with a note
+# where the guests ran out before it was confirmed.  At most BOOTS guests (24),
+# the run's included, though a finding is always replayed once; no guest
+# starts after SHRINK seconds (-S, 1800) of the shrink, nor runs more than its
+# boot and a minute past them.  A failure outside any sequence (a splat at boot
+# or in the kmemleak pass after the run) or of the fuzzer itself is reported,
+# not shrunk.  -T: the seconds a guest gets on top of its work, for its boot
+# and teardown (120; 900 for a *debug kernel: KASAN under TCG, kmemleak's two
+# scans).  -L: no ledger check (bench/fuzz --no-ledger), for a kernel without
+# the `net` fixes, which loses frames uncounted; implied for base and
+# base-debug.  -r: record the run in results/fuzz.jsonl, the latest of each
+# kernel and mode (guided, unguided or without KCOV), and write
+# results/fuzz.md from those records; otherwise nothing under results/ is
+# written.
 # FUZZ_LOSE_ONE=1: the ledger check pretends a frame was lost, to test the
 # check and the shrinker (bench/fuzz.c).
 . "$(dirname "$0")/lib.sh"
