@@ -28,10 +28,11 @@
 # and teardown (120; 900 for a *debug kernel: KASAN under TCG, kmemleak's two
 # scans).  -L: no ledger check (bench/fuzz --no-ledger), for a kernel without
 # the `net` fixes, which loses frames uncounted; implied for base and
-# base-debug.  -r: record the run in results/fuzz.jsonl, the latest of each
-# kernel and mode (guided, unguided or without KCOV), and write
-# results/fuzz.md from those records; otherwise nothing under results/ is
-# written.
+# base-debug.  -r: record the run in results/fuzz.jsonl beside the runs of
+# other seeds on the same code of the same kernel and mode (guided,
+# unguided or without KCOV), so that runs of a seed each add up, and write
+# results/fuzz.md from those records (scripts/fuzz-record.sh); otherwise
+# nothing under results/ is written.
 # FUZZ_LOSE_ONE=1: the ledger check pretends a frame was lost, to test the
 # check and the shrinker (bench/fuzz.c).
 . "$(dirname "$0")/lib.sh"

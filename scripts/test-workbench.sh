@@ -182,5 +182,49 @@ st=$?
 [ $st = 3 ] && echo "ok workbench/guest-exit-status" ||
 	echo "not ok workbench/guest-exit-status # guest command exited 3, guest.sh $st"
 
+# fuzz-record.sh: runs of other seeds on the same code add up; one of the
+# same seed, or of other code, takes the place of those before it, and
+# leaves other kernels' records be.
+fr=$tmp/fr
+mkdir -p "$fr/scripts" "$fr/results" "$fr/out/run"
+cp "$TOP"/scripts/{lib.sh,base.sha256,fuzz-record.sh} "$fr/scripts"
+for k in debug coverage; do
+	mkdir -p "$fr/b/$k/out/include/config"
+	echo 7.3.0 >"$fr/b/$k/out/include/config/kernel.release"
+done
+touch "$fr/b/debug/out/.config"
+echo CONFIG_KCOV=y >"$fr/b/coverage/out/.config"
+git init -q "$fr/b/series/linux"
+fr_commit() { git -C "$fr/b/series/linux" -c user.name=t -c user.email=t@t.invalid \
+	commit -q --allow-empty -m "$1"; }
+fr_run() { # fr_run KERNEL SEED SEQUENCES [FINDING]: record a run of seed SEED
+	local k=$1 s=$2 n=$3
+	: >"$fr/out/run/output"
+	# a run that crashed before the fuzzer reported has no line
+	[ -n "${4:-}" ] || echo "{\"role\":\"fuzz\",\"seed\":$s,\"sequences\":$n,\"ops\":$((n * 20)),\"seconds\":10,\"ops_per_sec\":$((n * 2)),\"lives_checked\":1,\"handed\":0,\"read\":0,\"tx_dropped\":0,\"failures\":0}" \
+		>"$fr/out/run/output"
+	BUILD=$fr/b "$fr/scripts/fuzz-record.sh" "$k" "$fr/out" "${4:-}" "" "$s" "$n" 20 10 "" 2>/dev/null
+}
+fr_all() { # fr_all KERNEL: its seeds, sequences and findings in all
+	grep "^| $1 |" "$fr/results/fuzz.md" |
+		awk -F' [|] ' '{ sub(/ [|]$/, "", $8); print $4 "/" $5 "/" $8 }'; }
+bad=
+fr_commit one
+fr_run coverage 1 30
+fr_run debug 1 100; fr_run debug 2 50
+[ "$(fr_all debug)" = "1 2/150/0" ] || bad+=" seeds 1 and 2 gave '$(fr_all debug)', not 150 sequences;"
+fr_run debug 2 70
+[ "$(fr_all debug)" = "1 2/170/0" ] || bad+=" seed 2 again gave '$(fr_all debug)', not 170;"
+fr_run debug 3 0 "a crash"
+[ "$(fr_all debug)" = "1 2 3/170/1" ] || bad+=" a crash in seed 3 gave '$(fr_all debug)', not a finding;"
+fr_run debug 3 40
+[ "$(fr_all debug)" = "1 2 3/210/0" ] || bad+=" seed 3 again gave '$(fr_all debug)', not 210 and no finding;"
+fr_commit two
+fr_run debug 4 10
+[ "$(fr_all debug)" = "4/10/0" ] || bad+=" other code gave '$(fr_all debug)', not 10;"
+[ "$(fr_all coverage)" = "1/30/0" ] || bad+=" the coverage kernel's record went: '$(fr_all coverage)';"
+[ -z "$bad" ] && echo "ok workbench/fuzz-record-adds-up" ||
+	echo "not ok workbench/fuzz-record-adds-up #$bad"
+
 # The fuzzer's shrinker, against a stub guest
 "$TOP/scripts/test-fuzz-shrink.sh"
