@@ -91,9 +91,10 @@ stress: $(BUILD)/series.head
 
 ## fuzz       the seeded tun/tap fuzzer (bench/fuzz) in a guest of KERNEL
 ##            (series; coverage: guided by KCOV; or a bzImage path); a
-##            failure is shrunk to a reproducer, build/fuzz/repro.ops (after
-##            repro-pre.ops, if any) (FUZZ_ARGS="-s 7 -n 1000 -t 600":
-##            scripts/fuzz.sh; -r: recorded in results/fuzz.md)
+##            failure is shrunk to a reproducer,
+##            build/fuzz/KERNEL/sSEEDS/repro.ops (after repro-pre.ops, if
+##            any) (FUZZ_ARGS="-s 7 -n 1000 -t 600": scripts/fuzz.sh; -r:
+##            recorded in results/fuzz.md)
 fuzz: $(BUILD)/series.head
 	scripts/fuzz.sh -k $(KERNEL) $(FUZZ_ARGS)
 

@@ -18,8 +18,9 @@
 # starts again from the last lists that did, one candidate a guest.  The result
 # is short, not proven minimal.  Where the sequence fails only after the one
 # before it, that one is shrunk too, and replayed first.  The reproducer is
-# printed and left in build/fuzz/repro.ops (and repro-pre.ops), with a note
-# where the guests ran out before it was confirmed.  At most BOOTS guests (24),
+# printed and left in build/fuzz/KERNEL/sSEEDS/repro.ops (and repro-pre.ops;
+# KERNEL is image-CKSUM for a bzImage path, SEEDS the seeds joined by "-"),
+# with a note where the guests ran out before it was confirmed.  At most BOOTS guests (24),
 # the run's included, though a finding is always replayed once; no guest
 # starts after SHRINK seconds (-S, 1800) of the shrink, nor runs more than its
 # boot and a minute past them.  A failure outside any sequence (a splat at boot
@@ -63,7 +64,10 @@ case $kernel in base | base-debug) checks+=(--no-ledger) ;; esac
 # What is built now is what is tested (a bzImage path is taken as it is).
 case $kernel in */*) ;; *) "$TOP/scripts/build.sh" "$kernel" >&2 ;; esac
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
-fz=$TOP/bench/fuzz out=$BUILD/fuzz
+# a folder a kernel and its seeds, so that runs can go side by side
+name=$kernel
+case $kernel in */*) name=image-$(cksum <<<"$kernel" | cut -d' ' -f1) ;; esac
+fz=$TOP/bench/fuzz out=$BUILD/fuzz/$name/s$(IFS=-; echo "${seeds[*]}")
 mkdir -p "$out"
 # what a run before this one shrank is not this run's
 rm -f "$out"/{seq,prev}.ops "$out"/repro{,-pre}{,.ok}.ops \
