@@ -265,48 +265,79 @@ bridged)	# vhost-net TX into a tap that is a bridge port: tap0 -> br0 -> vp0
 			0 --sndbuf unlimited --burst $b
 	done
 	;;
-tcp-stream)	# guest-to-host TCP through vhost-net: the stack of the netns
-	# bench-guest sends on tap1, ./vhost --mode relay posts what it sends
-	# to vhost-net TX on tap0, and a socket here receives it; with TSO
-	# off as MTU frames (vhost-net's XDP batch), on as GSO frames of up
-	# to 64 KB (too large for a batch: one sendmsg each).  Writes of
-	# 64 KB: smaller ones segment with the sender's timing, and their
-	# figures do not repeat from boot to boot.
+tcp-stream)	# TCP through vhost-net, both ways.  To the host: the stack of
+	# the netns bench-guest sends on tap1, ./vhost --mode relay posts
+	# what it sends to vhost-net TX on tap0, and a socket here receives
+	# it; with TSO off as MTU frames (vhost-net's XDP batch), on as GSO
+	# frames of up to 64 KB (too large for a batch: one sendmsg each).
+	# To the guest (--to-guest): a socket here sends, vhost-net RX takes
+	# what tap0 transmits (GSO frames where tap0 has TSO), and the relay
+	# writes it into tap1.  Writes of 64 KB, and of 1 KB and 64 B on
+	# one flow.
 	have vhost || exit 4
 	ip netns add bench-guest
 	trap 'kill $(jobs -p) 2>/dev/null || true; wait; ip netns del bench-guest 2>/dev/null || true; untap tap0' EXIT
 	# each connection starts afresh, not from the last one's metrics
 	sysctl -qw net.ipv4.tcp_no_metrics_save=1
 	ip netns exec bench-guest sysctl -qw net.ipv4.tcp_no_metrics_save=1
-	for tso in off on; do
-		ip tuntap add dev tap0 mode tap vnet_hdr
-		ip -n bench-guest tuntap add dev tap1 mode tap vnet_hdr
-		sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
-		ip netns exec bench-guest sysctl -qw net.ipv6.conf.tap1.disable_ipv6=1
-		rm -f $tmp/relay.ready
-		t=(); [ $tso = on ] && t=(--tso)
-		./vhost --mode relay --tap tap0 --from tap1 --from-netns bench-guest "${t[@]}" \
-			--ready $tmp/relay.ready >$tmp/relay.json &
-		relay=$!
-		wait_for $tmp/relay.ready
-		link bench-guest 10.0.4
-		for f in 1 4; do
-			consume_with "tso $tso, $f flows" "{\"tso\":\"$tso\",\"flows\":$f,\"size\":65536}" \
-				./stream --serve --addr 10.0.4.1 --tap tap0 --flows $f -- \
-				ip netns exec bench-guest ./stream --addr 10.0.4.1 --flows $f \
-					--size 65536 --bytes $((n * 1448))
+	for dir in host guest; do
+		for tso in off on; do
+			ip tuntap add dev tap0 mode tap vnet_hdr
+			ip -n bench-guest tuntap add dev tap1 mode tap vnet_hdr
+			sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
+			ip netns exec bench-guest sysctl -qw net.ipv6.conf.tap1.disable_ipv6=1
+			rm -f $tmp/relay.ready
+			t=(); [ $tso = on ] && t=(--tso)
+			[ $dir = guest ] && t+=(--to-guest)
+			./vhost --mode relay --tap tap0 --from tap1 --from-netns bench-guest "${t[@]}" \
+				--ready $tmp/relay.ready >$tmp/relay.json &
+			relay=$!
+			wait_for $tmp/relay.ready
+			link bench-guest 10.0.4
+			# 64 B writes with TSO off alone: Nagle, not TSO,
+			# makes their segments
+			sizes="1:65536 4:65536 1:1024"
+			[ $tso = on ] || sizes+=" 1:64"
+			for fs in $sizes; do
+				f=${fs%:*} size=${fs#*:}
+				# the rows of 64 KB writes to the host keep the
+				# names they had before there were others
+				name="tso $tso, $f flows"
+				[ "$size" = 65536 ] || name+=", $size B writes"
+				# 64 B writes cost three to eight times what 64 KB
+				# ones do a KiB: a fifth of the bytes repeat as well
+				bytes=$((n * 1448))
+				[ "$size" != 64 ] || bytes=$((bytes / 5))
+				params="{\"tso\":\"$tso\",\"flows\":$f,\"size\":$size"
+				if [ $dir = host ]; then
+					consume_with "$name" "$params}" \
+						./stream --serve --addr 10.0.4.1 --tap tap0 --flows $f -- \
+						ip netns exec bench-guest ./stream --addr 10.0.4.1 --flows $f \
+							--size "$size" --bytes $bytes
+				else
+					consume_with "to guest, $name" "$params,\"to\":\"guest\"}" \
+						ip netns exec bench-guest ./stream --serve --addr 10.0.4.2 \
+							--tap tap1 --flows $f -- \
+						./stream --addr 10.0.4.2 --flows $f --size "$size" \
+							--bytes $bytes
+				fi
+			done
+			# A frame lost on the way would put TCP's recovery in
+			# the figure.  Counted before the relay goes: then the
+			# sender's last ACKs are lost, and it retransmits into
+			# a tap with no reader.
+			if [ $dir = host ]; then
+				lost=$(ip netns exec bench-guest cat /sys/class/net/tap1/statistics/tx_dropped)
+			else
+				lost=$(cat /sys/class/net/tap0/statistics/tx_dropped)
+			fi
+			kill $relay
+			wait $relay
+			grep -q '"write_errors":0,' $tmp/relay.json && [ "$lost" = 0 ] ||
+				{ echo "bench: the relay lost frames (the sending tap dropped $lost): $(cat $tmp/relay.json)" >&2; exit 1; }
+			untap tap0
+			ip -n bench-guest link del tap1
 		done
-		# A frame lost on the way would put TCP's recovery in the
-		# figure.  Counted before the relay goes: then the sender's
-		# last ACKs are lost, and it retransmits into a tap with no
-		# queue.
-		lost=$(ip netns exec bench-guest cat /sys/class/net/tap1/statistics/tx_dropped)
-		kill $relay
-		wait $relay
-		grep -q '"write_errors":0,' $tmp/relay.json && [ "$lost" = 0 ] ||
-			{ echo "bench: the relay lost frames (tap1 dropped $lost): $(cat $tmp/relay.json)" >&2; exit 1; }
-		untap tap0
-		ip -n bench-guest link del tap1
 	done
 	;;
 rr)	# request/response, one transaction in flight: tap0 here, tap1 in

@@ -15,9 +15,13 @@
  *	as one burst; what the kernel transmits on the tap (ACKs) is read
  *	and written into --from.  With --tso that stack hands --from GSO
  *	frames of up to 64 KB, as a guest with TSO does; without, MTU frames.
- *	Runs until SIGTERM.
+ *	With --to-guest the other way: what the kernel transmits on the tap
+ *	is taken by vhost-net RX and written into --from, and what that
+ *	stack transmits (ACKs) is written into the tap; --tso then gives the
+ *	tap TSO.  Runs until SIGTERM.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -34,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/if_bridge.h>
@@ -68,7 +73,7 @@ static struct {
 
 static struct {
 	const char *tap, *ready, *sink, *from, *from_netns;
-	bool rx, relay, napi, backpressure, tso, iotlb;
+	bool rx, relay, to_guest, napi, backpressure, tso, iotlb;
 	unsigned int burst, size, flows, port;
 	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu, busyloop;
@@ -719,6 +724,52 @@ static unsigned int relay_burst(int from)
 	return n;
 }
 
+/*
+ * --to-guest: write each frame vhost-net received into to, a frame being
+ * num_buffers entries (MRG_RXBUF), and post its buffers again once it is
+ * written: one may end in a later call.  Counts the frames it could not
+ * write.
+ */
+static uint64_t relay_used(int to, uint64_t *errors)
+{
+	uint16_t used = __atomic_load_n(&vq.used->idx, __ATOMIC_ACQUIRE);
+	struct virtio_net_hdr_mrg_rxbuf *hdr;
+	static struct iovec iov[RING_NUM];
+	static uint16_t id[RING_NUM];
+	static unsigned int n, rest;	/* of the frame being gathered */
+	struct vring_used_elem *e;
+	uint64_t frames = 0;
+	ssize_t len;
+	unsigned int i;
+
+	if (used == vq.used_idx)
+		return 0;
+	for (; vq.used_idx != used; vq.used_idx++) {
+		e = &vq.used->ring[vq.used_idx % RING_NUM];
+		if (!rest) {
+			hdr = (void *)(vq.buf + e->id * vq.slot);
+			rest = le16toh(hdr->num_buffers);
+			if (!rest || rest > RING_NUM)
+				fail("vhost: a frame of %u buffers", rest);
+			n = 0;
+		}
+		iov[n] = (struct iovec){ vq.buf + e->id * vq.slot, e->len };
+		id[n++] = e->id;
+		if (--rest)
+			continue;
+		for (i = 0, len = 0; i < n; i++)
+			len += iov[i].iov_len;
+		if (writev(to, iov, n) == len)
+			frames++;
+		else
+			(*errors)++;
+		for (i = 0; i < n; i++)
+			vq.avail->ring[vq.avail_idx++ % RING_NUM] = id[i];
+	}
+	vq_publish();
+	return frames;
+}
+
 static int run_relay(void)
 {
 	unsigned long off = TUN_F_CSUM | (o.tso ? TUN_F_TSO4 | TUN_F_TSO6 : 0);
@@ -727,13 +778,16 @@ static int run_relay(void)
 	struct pollfd pfd[2];
 	sigset_t term, old;
 	int tap, from, i;
+	uint64_t cnt;
 
-	tap = tap_attach(NULL, o.tap, IFF_VNET_HDR);
 	/*
 	 * A guest's full TX ring stops its queue and the qdisc holds what
 	 * comes next; without IFF_BACKPRESSURE the tap would drop it, and
-	 * TCP's recovery would be in the figure.
+	 * TCP's recovery would be in the figure.  The same for the tap
+	 * whose ring vhost-net RX reads, when the relay falls behind.
 	 */
+	tap = tap_attach(NULL, o.tap,
+			 IFF_VNET_HDR | (o.to_guest ? IFF_BACKPRESSURE : 0));
 	from = tap_attach(o.from_netns, o.from, IFF_VNET_HDR | IFF_BACKPRESSURE);
 	for (i = 0; i < 2; i++) {
 		xioctl(i ? from : tap, TUNSETVNETHDRSZ, &hdr, "TUNSETVNETHDRSZ");
@@ -744,11 +798,21 @@ static int run_relay(void)
 	 * Checksum offload both ways, as virtio-net negotiates it, so that
 	 * --tso changes one thing: whether the sending stack segments.
 	 */
-	xioctl(tap, TUNSETOFFLOAD, (void *)(unsigned long)TUN_F_CSUM,
+	xioctl(o.to_guest ? from : tap, TUNSETOFFLOAD,
+	       (void *)(unsigned long)TUN_F_CSUM, "TUNSETOFFLOAD");
+	xioctl(o.to_guest ? tap : from, TUNSETOFFLOAD, (void *)off,
 	       "TUNSETOFFLOAD");
-	xioctl(from, TUNSETOFFLOAD, (void *)off, "TUNSETOFFLOAD");
 	xioctl(tap, TUNSETSNDBUF, &o.sndbuf, "TUNSETSNDBUF");
-	vq_setup(tap, VQ_TX, RELAY_SLOT, RELAY_SLOT, 0);
+	if (o.to_guest) {
+		vq_setup(tap, VQ_RX, RELAY_SLOT, RELAY_SLOT,
+			 VRING_DESC_F_WRITE);
+		for (i = 0; i < RING_NUM; i++)
+			vq.avail->ring[i] = i;
+		vq.avail_idx = RING_NUM;
+		vq_publish();
+	} else {
+		vq_setup(tap, VQ_TX, RELAY_SLOT, RELAY_SLOT, 0);
+	}
 	/* SIGTERM only inside ppoll(), so that it cannot slip past it. */
 	catch_stop();
 	sigemptyset(&term);
@@ -757,7 +821,9 @@ static int run_relay(void)
 		die("sigprocmask");
 	touch(o.ready);
 	pfd[0] = (struct pollfd){ .fd = from, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = tap, .events = POLLIN };
+	/* To the guest, vhost-net reads the tap and calls when it used some. */
+	pfd[1] = (struct pollfd){ .fd = o.to_guest ? vq.call : tap,
+				  .events = POLLIN };
 	while (!stop_requested) {
 		if (ppoll(pfd, 2, NULL, &old) < 0) {
 			if (errno == EINTR)
@@ -766,21 +832,33 @@ static int run_relay(void)
 		}
 		if ((pfd[0].revents | pfd[1].revents) & (POLLERR | POLLHUP | POLLNVAL))
 			fail("vhost: a tap of the relay went away");
-		if (pfd[0].revents & POLLIN) {
+		if ((pfd[0].revents & POLLIN) && o.to_guest) {
+			back += relay_back(from, tap, &errors);
+		} else if (pfd[0].revents & POLLIN) {
 			i = relay_burst(from);
 			frames += i;
 			bursts += !!i;
 		}
-		if (pfd[1].revents & POLLIN)
+		if ((pfd[1].revents & POLLIN) && o.to_guest) {
+			if (read(vq.call, &cnt, sizeof(cnt)) != sizeof(cnt))
+				die("read call eventfd");
+			vq.wakeups++;
+			i = relay_used(from, &errors);
+			frames += i;
+			bursts += !!i;
+		} else if (pfd[1].revents & POLLIN) {
 			back += relay_back(tap, from, &errors);
+		}
 	}
 	json_begin("vhost-relay");
+	json_u64("to_guest", o.to_guest);
 	json_u64("tso", o.tso);
 	json_u64("frames", frames);
 	json_u64("bursts", bursts);
 	json_u64("frames_back", back);
 	json_u64("write_errors", errors);
 	json_u64("kicks", vq.kicks);
+	json_u64("wakeups", vq.wakeups);
 	json_end();
 	return 0;
 }
@@ -803,8 +881,8 @@ static void usage(void)
 "      [--backpressure (IFF_BACKPRESSURE: a full ring stops the queue)]\n"
 "      [--max-time S (from first packet, default 60)]\n"
 "      [--start-timeout S (default 0: wait for the first packet)]\n"
-"  relay: --from TAP --from-netns NAME [--tso] [--ready FILE]\n"
-"      [--sndbuf limited|unlimited|BYTES]\n");
+"  relay: --from TAP --from-netns NAME [--tso] [--to-guest] [--ready FILE]\n"
+"      [--sndbuf limited|unlimited|BYTES (--to-guest: the ACKs' writes)]\n");
 	exit(1);
 }
 
@@ -825,7 +903,7 @@ int main(int argc, char **argv)
 		{ "backpressure", 0, NULL, 'B' }, { "sink", 1, NULL, 'k' },
 		{ "from", 1, NULL, 'o' }, { "from-netns", 1, NULL, 'O' },
 		{ "tso", 0, NULL, 'g' }, { "busyloop", 1, NULL, 'L' },
-		{ "iotlb", 0, NULL, 'I' },
+		{ "iotlb", 0, NULL, 'I' }, { "to-guest", 0, NULL, 'G' },
 		{ 0 }
 	};
 	const char *mode = NULL;
@@ -931,6 +1009,9 @@ int main(int argc, char **argv)
 		case 'I':
 			o.iotlb = true;
 			break;
+		case 'G':
+			o.to_guest = true;
+			break;
 		default:
 			usage();
 		}
@@ -948,11 +1029,12 @@ int main(int argc, char **argv)
 		fail("vhost: --busyloop and --iotlb are --mode tx options");
 	if (o.busyloop && o.iotlb)
 		fail("vhost: --busyloop or --iotlb, not both (the idle RX ring is not mapped in the IOTLB)");
-	if (o.relay != (o.from && o.from_netns) || (o.tso && !o.relay))
-		fail("vhost: --mode relay, and only it, takes --from TAP --from-netns NAME (and --tso)");
+	if (o.relay != (o.from && o.from_netns) ||
+	    ((o.tso || o.to_guest) && !o.relay))
+		fail("vhost: --mode relay, and only it, takes --from TAP --from-netns NAME (and --tso, --to-guest)");
 	if (o.relay && (o.napi || o.sink || o.xdp >= 0 || o.seed || o.fail ||
 			o.multi_queue || o.cpu >= 0))
-		fail("vhost: --mode relay takes only --tap, --from, --from-netns, --tso, --sndbuf and --ready");
+		fail("vhost: --mode relay takes only --tap, --from, --from-netns, --tso, --to-guest, --sndbuf and --ready");
 	if (o.relay)
 		return run_relay();
 	if (!o.timeout)
