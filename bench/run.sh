@@ -281,6 +281,14 @@ tcp-stream)	# TCP through vhost-net, both ways.  To the host: the stack of
 	sysctl -qw net.ipv4.tcp_no_metrics_save=1
 	ip netns exec bench-guest sysctl -qw net.ipv4.tcp_no_metrics_save=1
 	for dir in host guest; do
+		# the receiver's and the sender's netns, address and tap
+		if [ $dir = host ]; then
+			recv=() send=(ip netns exec bench-guest)
+			addr=10.0.4.1 rtap=tap0 stap=tap1
+		else
+			recv=(ip netns exec bench-guest) send=()
+			addr=10.0.4.2 rtap=tap1 stap=tap0
+		fi
 		for tso in off on; do
 			ip tuntap add dev tap0 mode tap vnet_hdr
 			ip -n bench-guest tuntap add dev tap1 mode tap vnet_hdr
@@ -311,28 +319,17 @@ tcp-stream)	# TCP through vhost-net, both ways.  To the host: the stack of
 				bytes=$((n * 1448))
 				[ "$size" != 64 ] || bytes=$((bytes / 5))
 				params="{\"tso\":\"$tso\",\"flows\":$f,\"size\":$size"
-				if [ $dir = host ]; then
-					consume_with "$name" "$params}" \
-						./stream --serve --addr 10.0.4.1 --tap tap0 --flows $f -- \
-						ip netns exec bench-guest ./stream --addr 10.0.4.1 --flows $f \
-							--size "$size" --bytes $bytes
-				else
-					consume_with "to guest, $name" "$params,\"to\":\"guest\"}" \
-						ip netns exec bench-guest ./stream --serve --addr 10.0.4.2 \
-							--tap tap1 --flows $f -- \
-						./stream --addr 10.0.4.2 --flows $f --size "$size" \
-							--bytes $bytes
-				fi
+				[ $dir = host ] || name="to guest, $name" params+=',"to":"guest"'
+				consume_with "$name" "$params}" \
+					"${recv[@]}" ./stream --serve --addr $addr --tap $rtap --flows $f -- \
+					"${send[@]}" ./stream --addr $addr --flows $f \
+						--size "$size" --bytes $bytes
 			done
 			# A frame lost on the way would put TCP's recovery in
 			# the figure.  Counted before the relay goes: then the
 			# sender's last ACKs are lost, and it retransmits into
 			# a tap with no reader.
-			if [ $dir = host ]; then
-				lost=$(ip netns exec bench-guest cat /sys/class/net/tap1/statistics/tx_dropped)
-			else
-				lost=$(cat /sys/class/net/tap0/statistics/tx_dropped)
-			fi
+			lost=$("${send[@]}" cat /sys/class/net/$stap/statistics/tx_dropped)
 			kill $relay
 			wait $relay
 			grep -q '"write_errors":0,' $tmp/relay.json && [ "$lost" = 0 ] ||
