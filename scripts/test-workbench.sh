@@ -48,6 +48,18 @@ expect figures-changed "9${f%% *} -> .* is in no table of results/s003.md" \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/changed.patch"
 expect figures-no-file 'results/none.md: no such file' \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/unnamed.patch"
+# A bench table a cover letter carries that was made at other code than the
+# command measures now (here base's), or that names no tree: the check
+# says so, and to make it again.
+mkdir -p "$tmp/fig/transport-header"
+c=$(ls "$TOP"/patches/transport-header/*-cover-letter.patch)
+sed "s/(tree [0-9a-f]*)/(tree $(tgit rev-parse --short base^{tree}))/" "$c" \
+	>"$tmp/fig/transport-header/stale.patch"
+sed 's/ (tree [0-9a-f]*)//' "$c" >"$tmp/fig/transport-header/no-tree.patch"
+expect figures-stale 'made at tree [0-9a-f]+, which `make bench [^`]*ALONE=1` does not measure today: make it again' \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/stale.patch"
+expect figures-no-tree '`make bench [^`]*` names no tree: make it again' \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/no-tree.patch"
 
 # A patch whose context is not in tun.c: apply names it and the file, and
 # the series branch is left where it was.
