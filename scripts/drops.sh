@@ -17,6 +17,7 @@
 # Exit status 1 unless every case the fixes fix fails on base, and every
 # case passes with the fixes: the test must catch what the fixes fix.
 . "$(dirname "$0")/lib.sh"
+stack_hold
 
 kernels=(base stack) limit=900 res=drops cmd="make drops" kind='' on=on
 case ${1:-} in

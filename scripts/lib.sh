@@ -55,7 +55,18 @@ RELEASE_CASES="rx-frames-churn xdp-toggle-xdp_batch xdp-toggle-msg_more
 	txqlen-churn txqlen-churn-backpressure requeue reader-stall
 	close-mid-burst delete-under-load malformed-write
 	malformed-vhost-xdp_batch malformed-vhost-msg_more"
+# One run at a time checks out and builds the stack tree: a second one would
+# swap the kernel under the first one's boots.  The lock lasts the process.
+stack_hold() {
+	[ -z "${STACK_HELD:-}" ] || return 0
+	mkdir -p "$BUILD"
+	exec 8>>"$BUILD/stack.lock"
+	flock -n 8 || die "the stack tree $STACK_TREE is in use by another run" \
+		"(make bench STACK=, drops, robustness): run one at a time"
+	export STACK_HELD=1
+}
 stack_checkout() {
+	stack_hold
 	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" "stack/$1"
 	git -C "$STACK_TREE" checkout -q -f --detach "stack/$1"
 }
@@ -63,6 +74,7 @@ stack_checkout() {
 # ALONE=1): each one's commits from the series branch, picked onto base.
 alone_checkout() {
 	local d log
+	stack_hold
 	[ -d "$STACK_TREE" ] || tgit worktree add -q --detach "$STACK_TREE" base
 	git -C "$STACK_TREE" checkout -q -f --detach base
 	for d in $(needs_closure "$1") "$1"; do

@@ -13,6 +13,7 @@
 #   --long:  500,000 packets and 100,000 frames a case (make stress)
 # ROBUST_CASES="case ...": only these (bench/robust.sh --list).
 . "$(dirname "$0")/lib.sh"
+stack_hold	# from the start, not hours in when it reaches the stack kernel
 
 size=default n=2000 frames=10000 limit=5400
 case ${1:-} in

@@ -34,6 +34,8 @@ expect bench-alone-needs-stack 'ALONE=1 needs STACK=NAME' \
 	env -u STACK ALONE=1 "$TOP/scripts/bench.sh" s001
 expect bench-each-needs-stack 'EACH=1 needs STACK=NAME' \
 	env -u STACK EACH=1 "$TOP/scripts/bench.sh" s001
+expect bench-stack-in-use 'the stack tree .* is in use by another run' \
+	flock "$BUILD/stack.lock" env STACK=accounting "$TOP/scripts/bench.sh" s002
 expect bench-each-or-alone 'ALONE=1 and EACH=1: one or the other' \
 	env STACK=rx-list ALONE=1 EACH=1 "$TOP/scripts/bench.sh" s001
 
