@@ -4,9 +4,10 @@
 # found, or empty; REPLAY: the command that replays its reproducer,
 # OUT/repro.ops after OUT/repro-pre.ops where there is one, if it shrank
 # one) into results/fuzz.jsonl, beside the records of the same kernel and
-# mode that ran the same code with other seeds, so that a long run can be
-# made in pieces, a seed each, and add up; it replaces those that ran
-# other code or one of its seeds.  Then results/fuzz.md from every record.
+# mode that ran the same code (the same tree) with other seeds, so that a
+# long run can be made in pieces, a seed each, and add up; it replaces
+# those that ran other code or one of its seeds.  Then results/fuzz.md
+# from every record.
 # Called by scripts/fuzz.sh; never edit its output.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,21 +27,24 @@ if grep -qx CONFIG_KCOV=y "$(kout "$kernel")/.config"; then
 	mode=guided
 	case " $checks " in *" --no-guide "*) mode=unguided ;; esac
 fi
+# The code is its tree: a commit message reworded leaves it the same code.
 case $kernel in
-base*) code="base $(tgit log -1 --abbrev=12 --format='%h %s' base)" ;;
-stack*) code="the stack cut at $(git -C "$STACK_TREE" log -1 --abbrev=12 --format='%h %s')" ;;
-*) code="series $(tgit log -1 --abbrev=12 --format='%h %s')" ;;
+base*) g=(tgit) ref=base code=base ;;
+stack*) g=(git -C "$STACK_TREE") ref=HEAD code="the stack cut at" ;;
+*) g=(tgit) ref=HEAD code=series ;;
 esac
+code+=" $("${g[@]}" log -1 --abbrev=12 --format='%h %s' "$ref")"
+tree=$("${g[@]}" rev-parse "$ref^{tree}")
 jsonl=$TOP/results/fuzz.jsonl
 new=$({ grep -h '^{"role":"fuzz' "$out/run/output" 2>/dev/null || true; } | jq -cs \
 	--arg kernel "$kernel" \
 	--arg release "$(cat "$(kout "$kernel")/include/config/kernel.release")" \
-	--arg series "$code" --arg mode "$mode" \
+	--arg series "$code" --arg tree "$tree" --arg mode "$mode" \
 	--arg finding "$finding" --arg repro "$repro" --arg replay "$replay" \
 	--arg seeds "$5" --argjson sequences "$6" --argjson ops "$7" \
 	--argjson seconds "$8" --arg checks "$checks" '
 	[.[] | select(.role == "fuzz")] as $runs |
-	{kernel: $kernel, release: $release, series: $series, mode: $mode,
+	{kernel: $kernel, release: $release, series: $series, tree: $tree, mode: $mode,
 	 ledger: ($checks | contains("--no-ledger") | not),
 	 asked: {seeds: $seeds, sequences: $sequences, ops: $ops, seconds: $seconds},
 	 runs: $runs, coverage: [.[] | select(.role == "fuzz-coverage")],
@@ -53,12 +57,24 @@ mkdir -p "$BUILD"
 exec 9>>"$BUILD/fuzz-record.lock"
 flock 9
 tmp=$(mktemp -p "$BUILD" fuzz.jsonl.XXXXXX)
+# A record from before records named their tree: that of the commit it
+# names, where this repository still has it.
+old={}
+[ ! -f "$jsonl" ] || old=$(jq -r 'select(.tree == null) | .series' "$jsonl" | sort -u |
+	while IFS= read -r s; do
+		id=$(grep -oE '\b[0-9a-f]{12}\b' <<<"$s" | head -1 || true)
+		t=$(tgit rev-parse -q --verify "${id:-none}^{tree}" 2>/dev/null || true)
+		[ -z "$t" ] || jq -n --arg s "$s" --arg t "$t" '{($s): $t}'
+	done | jq -s 'add // {}')
 {
-	[ -f "$jsonl" ] && jq -c --argjson new "$new" '
+	[ -f "$jsonl" ] && jq -c --argjson new "$new" --argjson old "$old" '
 		def seeds: .asked.seeds | split(" ");
+		def code: .tree // $old[.series] // .series;
 		select([.kernel, .mode] != [$new.kernel, $new.mode] or
-		       (.series == $new.series and
-			(seeds - ($new | seeds) | length) == (seeds | length)))' "$jsonl"
+		       (code == ($new | code) and
+			(seeds - ($new | seeds) | length) == (seeds | length))) |
+		# kept, it names its tree from now on
+		if .tree == null and $old[.series] then .tree = $old[.series] else . end' "$jsonl"
 	echo "$new"
 } >"$tmp"
 mv "$tmp" "$jsonl"
@@ -83,7 +99,9 @@ mv "$tmp" "$jsonl"
 	jq -r '. as $r | .runs[] |
 		"| \($r.kernel) \($r.release) | \($r.mode) | \(.seed) | \(.sequences) | \(.ops) | \(.ops_per_sec | floor) | \(.lives_checked) | \(.handed) | \(.read) | \(.tx_dropped) | \(if $r.ledger then "-" else .unaccounted end) | \(.pcs // "-") | \(if .failures == 0 then "ok" else "finding" end) |"' "$jsonl"
 	echo
-	echo "The code of each kernel: $(jq -r '"\(.kernel) (\(.mode)): \(.series)"' "$jsonl" | sort -u | paste -sd';' | sed 's/;/; /g')."
+	echo "The code of each kernel: $(jq -rs 'group_by([.kernel, .mode])[] | .[-1] |
+		"\(.kernel) (\(.mode)): \(.series)\(if .tree then " (tree \(.tree[:12]))" else "" end)"' "$jsonl" |
+		paste -sd';' | sed 's/;/; /g')."
 	echo
 	echo "## In all"
 	echo

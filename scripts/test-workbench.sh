@@ -209,8 +209,8 @@ done
 touch "$fr/b/debug/out/.config"
 echo CONFIG_KCOV=y >"$fr/b/coverage/out/.config"
 git init -q "$fr/b/series/linux"
-fr_commit() { git -C "$fr/b/series/linux" -c user.name=t -c user.email=t@t.invalid \
-	commit -q --allow-empty -m "$1"; }
+fr_git() { git -C "$fr/b/series/linux" -c user.name=t -c user.email=t@t.invalid "$@"; }
+fr_commit() { echo "$1" >"$fr/b/series/linux/code"; fr_git add code; fr_git commit -q -m "$1"; }
 fr_run() { # fr_run KERNEL SEED SEQUENCES [FINDING]: record a run of seed SEED
 	local k=$1 s=$2 n=$3
 	: >"$fr/out/run/output"
@@ -237,6 +237,15 @@ fr_commit two
 fr_run debug 4 10
 [ "$(fr_all debug)" = "4/10/0" ] || bad+=" other code gave '$(fr_all debug)', not 10;"
 [ "$(fr_all coverage)" = "1/30/0" ] || bad+=" the coverage kernel's record went: '$(fr_all coverage)';"
+# A commit message reworded is the same code, for records that name their
+# tree and for those from before, which name only a commit.
+fr_git commit -q --amend -m "two, reworded"
+fr_run debug 5 20
+[ "$(fr_all debug)" = "4 5/30/0" ] || bad+=" a reworded commit gave '$(fr_all debug)', not 30;"
+jq -c 'del(.tree)' "$fr/results/fuzz.jsonl" >"$fr/untreed" && mv "$fr/untreed" "$fr/results/fuzz.jsonl"
+fr_git commit -q --amend -m "two, reworded again"
+fr_run debug 6 5
+[ "$(fr_all debug)" = "4 5 6/35/0" ] || bad+=" records without a tree gave '$(fr_all debug)', not 35;"
 [ -z "$bad" ] && echo "ok workbench/fuzz-record-adds-up" ||
 	echo "not ok workbench/fuzz-record-adds-up #$bad"
 
