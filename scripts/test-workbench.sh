@@ -34,8 +34,10 @@ expect bench-alone-needs-stack 'ALONE=1 needs STACK=NAME' \
 	env -u STACK ALONE=1 "$TOP/scripts/bench.sh" s001
 expect bench-each-needs-stack 'EACH=1 needs STACK=NAME' \
 	env -u STACK EACH=1 "$TOP/scripts/bench.sh" s001
+mkdir -p "$tmp/lock"
 expect bench-stack-in-use 'the stack tree .* is in use by another run' \
-	flock "$BUILD/stack.lock" env STACK=accounting "$TOP/scripts/bench.sh" s002
+	flock -n "$tmp/lock/stack.lock" env -u STACK_HELD BUILD="$tmp/lock" STACK=accounting \
+	"$TOP/scripts/bench.sh" s002
 expect bench-each-or-alone 'ALONE=1 and EACH=1: one or the other' \
 	env STACK=rx-list ALONE=1 EACH=1 "$TOP/scripts/bench.sh" s001
 
@@ -62,6 +64,13 @@ expect figures-stale 'made at tree [0-9a-f]+, which `make bench [^`]*ALONE=1` do
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/stale.patch"
 expect figures-no-tree '`make bench [^`]*` names no tree: make it again' \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/no-tree.patch"
+# An EACH=1 table whose patch side names the tree below the series: each
+# side must be its own point's.
+c=$(ls "$TOP"/patches/wakeup/*-cover-letter.patch)
+b=$(grep -oE '\(tree [0-9a-f]+\), the stack below' "$c" | head -1 | grep -oE '[0-9a-f]{7,}')
+sed "s/(tree [0-9a-f]*), patch 1\./(tree $b), patch 1./" "$c" >"$tmp/fig/wakeup/each.patch"
+expect figures-each-side "made at tree $b, which \`make bench [^\`]*EACH=1\` does not measure today" \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/each.patch"
 
 # A patch whose context is not in tun.c: apply names it and the file, and
 # the series branch is left where it was.
@@ -246,6 +255,12 @@ jq -c 'del(.tree)' "$fr/results/fuzz.jsonl" >"$fr/untreed" && mv "$fr/untreed" "
 fr_git commit -q --amend -m "two, reworded again"
 fr_run debug 6 5
 [ "$(fr_all debug)" = "4 5 6/35/0" ] || bad+=" records without a tree gave '$(fr_all debug)', not 35;"
+[ "$(jq -s '[.[] | select(.kernel == "debug" and .tree == null)] | length' "$fr/results/fuzz.jsonl")" = 0 ] ||
+	bad+=" records kept without a tree;"
+jq -c 'del(.tree)' "$fr/results/fuzz.jsonl" >"$fr/untreed" && mv "$fr/untreed" "$fr/results/fuzz.jsonl"
+fr_commit three
+fr_run debug 7 3
+[ "$(fr_all debug)" = "7/3/0" ] || bad+=" records without a tree of other code gave '$(fr_all debug)', not 3;"
 [ -z "$bad" ] && echo "ok workbench/fuzz-record-adds-up" ||
 	echo "not ok workbench/fuzz-record-adds-up #$bad"
 
