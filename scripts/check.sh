@@ -7,10 +7,8 @@
 # Makefile and .gitignore, and patches/ equal to the branch's export; each
 # Fixes: id and subject against the base's history ("skip" on a base that
 # has none); the figures each commit message quotes against the results
-# file it names, and each bench table a message carries or names against
-# the tree its command measures now.  Writes
-# results/bloat.md: bloat-o-meter of every patch, and
-# results/bloat/PATCH.txt its -t output (functions) less the total,
+# file it names.  Writes results/bloat.md: bloat-o-meter of every patch,
+# and results/bloat/PATCH.txt its -t output (functions) less the total,
 # which the message of a patch that changes any must quote, indented by
 # two spaces below a "bloat-o-meter -t ... (gcc N, x86_64):" line.
 # It records in results/check.trees the tree of every prefix (with its
@@ -423,15 +421,12 @@ for f in $(tgit diff --name-only --diff-filter=A base series -- 'tools/testing/s
 		nok "selftest-listed/$p # not listed in order in $d/Makefile and $d/.gitignore"
 done
 
-# Each figure a commit message quotes is a row of the results file it names,
-# and each bench table it carries or names is of today's trees
-# (scripts/figures.py); figures that name no file are "skip".  Anything on
-# its stderr is figures.py itself failing, whatever it printed before.
-figs=$(/usr/bin/python3 "$TOP/scripts/figures.py" "${patches[@]/#/$TOP/patches/}" 2>"$tmp/figures.err")
+# Each figure a commit message quotes is a row of the results file it names
+# (scripts/figures.py); figures that name no file are "skip".
+figs=$(/usr/bin/python3 "$TOP/scripts/figures.py" "${patches[@]/#/$TOP/patches/}" 2>&1)
 st=$?
 [ -z "$figs" ] || echo "$figs" | grep -E '^(ok|not ok|skip) '
 fails=$((fails + $(echo "$figs" | grep -c '^not ok')))
-if [ -s "$tmp/figures.err" ] || { [ $st != 0 ] && ! echo "$figs" | grep -q '^not ok'; }; then
-	nok "figures # scripts/figures.py failed: $(tail -1 "$tmp/figures.err")"
-fi
+[ $st = 0 ] || echo "$figs" | grep -q '^not ok' ||
+	nok "figures # scripts/figures.py failed: $(echo "$figs" | tail -1)"
 [ $fails -eq 0 ]
