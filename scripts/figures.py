@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """figures.py PATCH...: the figures a commit message quotes, against their file.
 
+The patches named, and the cover letter of each one's folder.
+
 A figure is "A -> B  (+C%)".  A message that names results/X.md may quote
 only rows of the tables there: each figure must be a row's base, series and
 change.  And each bench table the message carries (a cover letter's) or
@@ -20,6 +22,7 @@ Prints per patch, for make check, the first of:
   ok check/figures/PATCH # N figures from results/X.md, M bench tables
 and nothing for a patch that quotes neither.  Exits 1 on a "not ok".
 """
+import glob
 import os
 import re
 import subprocess
@@ -181,7 +184,12 @@ def main():
         sys.exit(f"figures: no series tree at {REPO}: run make apply")
     bad = 0
     cache = {}
-    for path in sys.argv[1:]:
+    # make check names the patches; the cover letter beside them carries
+    # the series' tables
+    letters = []
+    for p in sys.argv[1:]:
+        letters += glob.glob(os.path.join(os.path.dirname(p), "*0000-cover-letter.patch"))
+    for path in dict.fromkeys(sys.argv[1:] + letters):
         try:
             line = check(path, cache)
         except Exception as e:  # a patch left unchecked is a failure, said

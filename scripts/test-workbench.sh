@@ -64,6 +64,12 @@ expect figures-stale 'made at tree [0-9a-f]+, which `make bench [^`]*ALONE=1` do
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/stale.patch"
 expect figures-no-tree '`make bench [^`]*` names no tree: make it again' \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/transport-header/no-tree.patch"
+# make check names the patches, not their cover letter: the check finds it.
+mkdir -p "$tmp/fig/th"
+cp "$TOP"/patches/transport-header/*.patch "$tmp/fig/th"
+cp "$tmp/fig/transport-header/stale.patch" "$tmp/fig/th/$(basename "$c")"
+expect figures-letter-beside 'th/[^ ]*cover-letter.patch # made at tree' \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp"/fig/th/*-0002-*.patch
 # An EACH=1 table whose patch side names the tree below the series: each
 # side must be its own point's.
 c=$(ls "$TOP"/patches/wakeup/*-cover-letter.patch)
