@@ -162,17 +162,14 @@ def check(path, cache):
             a, b, c = wrong[0]
             return (f"not ok check/figures/{name} # {a} -> {b} ({c}%) is in no table of "
                     f"{' '.join(cited)}" + (f", nor {len(wrong) - 1} more" if len(wrong) > 1 else ""))
-    why = stale(msg, cache)
-    for c in cited:
+    texts = [(None, msg)] + [(c, read(os.path.join(TOP, c))) for c in cited]
+    for c, text in texts:
+        why = stale(text, cache)
         if why:
-            break
-        w = stale(read(os.path.join(TOP, c)), cache)
-        why = w and f"{c}: {w}"
-    if why:
-        return f"not ok check/figures/{name} # {why}"
+            return f"not ok check/figures/{name} # {c + ': ' if c else ''}{why}"
     if figures and not cited:
         return f"skip check/figures/{name} # {len(figures)} figures name no results file"
-    tables = sum(1 for t in [msg] + [read(os.path.join(TOP, c)) for c in cited]
+    tables = sum(1 for _, t in texts
                  for m in MADE.finditer(t) if "MODE=native" not in m.group(1))
     said = [f"{len(figures)} figures from {' '.join(cited)}"] if figures else []
     said += [f"{tables} bench table{'s' * (tables != 1)} of today's code"] if tables else []
