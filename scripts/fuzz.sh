@@ -61,6 +61,9 @@ if [ -n "$rec" ]; then
 	case $kernel in */*) die "-r records a kernel the workbench builds, not $kernel" ;; esac
 fi
 case $kernel in base | base-debug) checks+=(--no-ledger) ;; esac
+# stack and stack-debug: the cut the last STACK= run left checked out; no
+# other run may move it until this one ends
+case $kernel in stack | stack-debug) stack_hold ;; esac
 # What is built now is what is tested (a bzImage path is taken as it is).
 case $kernel in */*) ;; *) "$TOP/scripts/build.sh" "$kernel" >&2 ;; esac
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"

@@ -62,7 +62,7 @@ stack_hold() {
 	mkdir -p "$BUILD"
 	exec 8>>"$BUILD/stack.lock"
 	flock -n 8 || die "the stack tree $STACK_TREE is in use by another run" \
-		"(make bench STACK=, drops, robustness): run one at a time"
+		"(make bench STACK=, drops, robustness, fuzz -k stack): run one at a time"
 	export STACK_HELD=1
 }
 stack_checkout() {

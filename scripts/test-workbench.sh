@@ -38,6 +38,9 @@ mkdir -p "$tmp/lock"
 expect bench-stack-in-use 'the stack tree .* is in use by another run' \
 	flock -n "$tmp/lock/stack.lock" env -u STACK_HELD BUILD="$tmp/lock" STACK=accounting \
 	"$TOP/scripts/bench.sh" s002
+expect fuzz-stack-in-use 'the stack tree .* is in use by another run' \
+	flock -n "$tmp/lock/stack.lock" env -u STACK_HELD BUILD="$tmp/lock" \
+	"$TOP/scripts/fuzz.sh" -k stack
 expect bench-each-or-alone 'ALONE=1 and EACH=1: one or the other' \
 	env STACK=rx-list ALONE=1 EACH=1 "$TOP/scripts/bench.sh" s001
 
