@@ -37,6 +37,10 @@ mark=$(awk '$3 == "__x64_sys_getrusage" { print $1 }' "$map")
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 runs=$BUILD/profile/${name:-run}
 mkdir -p "$runs"
+# the tree measured, for scripts/listcost.py to name
+rm -f "$runs/tree"
+case $kernel in base) src=$BASE_TREE ;; series) src=$TREE ;; *) src= ;; esac
+[ -z "$src" ] || git -C "$src" rev-parse --short=12 'HEAD^{tree}' >"$runs/tree"
 for p in "$n" $((3 * n)); do
 	d=$runs/$p
 	say "profile: $* --packets $p on $(basename "$kernel")"
