@@ -29,9 +29,14 @@ SINGLE_PATH = ["netif_receive_skb", "__netif_receive_skb_one_core", "ip_rcv"]
 HINT = "ip_route_use_hint"
 
 
+def runs_of(kernel, burst):
+    """Where profile.sh -o KERNEL-xdp-batch-BURST left its runs."""
+    return os.path.join(BUILD, "profile", f"{kernel}-xdp-batch-{burst}")
+
+
 def per_burst(kernel, burst):
     """Instructions per burst of each function: per packet times burst."""
-    runs = os.path.join(BUILD, "profile", f"{kernel}-xdp-batch-{burst}")
+    runs = runs_of(kernel, burst)
     # profile.sh's two runs, named by their packet counts
     n1, n2 = sorted((d for d in os.listdir(runs) if d.isdigit()), key=int)
     syms = tb.load_map(os.path.join(BUILD, kernel, "out/System.map"))
@@ -44,8 +49,7 @@ def tree(kernel, bursts):
     found = set()
     for b in bursts:
         try:
-            found.add(open(os.path.join(BUILD, "profile", f"{kernel}-xdp-batch-{b}",
-                                        "tree")).read().strip())
+            found.add(open(os.path.join(runs_of(kernel, b), "tree")).read().strip())
         except FileNotFoundError:
             found.add(None)
     if len(found) != 1 or None in found:
