@@ -112,37 +112,53 @@ int tap_open(const char *name, int extra_flags)
 }
 
 /*
+ * Enter the network namespace at /run/netns/netns (one that `ip netns add`
+ * made); return our own, for netns_leave().  With netns NULL, stay: -1.
+ */
+int netns_enter(const char *netns)
+{
+	char path[PATH_MAX];
+	int ns, self;
+
+	if (!netns)
+		return -1;
+	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		die(path);
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		die("/proc/self/ns/net");
+	if (setns(ns, CLONE_NEWNET))
+		die("setns");
+	close(ns);
+	return self;
+}
+
+void netns_leave(int self)
+{
+	if (self < 0)
+		return;
+	if (setns(self, CLONE_NEWNET))
+		die("setns back");
+	close(self);
+}
+
+/*
  * Attach to the tap name, which must exist (tap_open() would make one of a
- * mistyped name), in the network namespace at /run/netns/netns (one that
- * `ip netns add` made) or, with netns NULL, in ours.
+ * mistyped name), in the network namespace netns or, with netns NULL, in
+ * ours.
  */
 int tap_attach(const char *netns, const char *name, int extra_flags)
 {
-	char path[PATH_MAX];
-	int ns = -1, self = -1, fd;
+	int self = netns_enter(netns), fd;
 
-	if (netns) {
-		snprintf(path, sizeof(path), "/run/netns/%s", netns);
-		ns = open(path, O_RDONLY | O_CLOEXEC);
-		if (ns < 0)
-			die(path);
-		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (self < 0)
-			die("/proc/self/ns/net");
-		if (setns(ns, CLONE_NEWNET))
-			die("setns");
-	}
 	if (!if_nametoindex(name))
 		fail("no device %s in %s%s", name,
 		     netns ? "network namespace " : "this network namespace",
 		     netns ? netns : "");
 	fd = tap_open(name, extra_flags);
-	if (netns) {
-		if (setns(self, CLONE_NEWNET))
-			die("setns back");
-		close(ns);
-		close(self);
-	}
+	netns_leave(self);
 	return fd;
 }
 

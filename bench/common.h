@@ -35,6 +35,8 @@ in_addr_t opt_ip(const char *opt, const char *arg);
 void opt_mac(const char *opt, const char *arg, uint8_t mac[6]);
 
 int tap_open(const char *name, int extra_flags);
+int netns_enter(const char *netns);
+void netns_leave(int self);
 int tap_attach(const char *netns, const char *name, int extra_flags);
 void if_no_ipv6(const char *name);
 void if_up(const char *name, int mtu);

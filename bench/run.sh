@@ -265,6 +265,53 @@ bridged)	# vhost-net TX into a tap that is a bridge port: tap0 -> br0 -> vp0
 			0 --sndbuf unlimited --burst $b
 	done
 	;;
+forwarded)	# vhost-net TX into a tap that is a router's interface: tap0
+	# (10.0.5.1) -> forwarding -> fw0 (10.0.6.1) -> fw1 (10.0.6.2) in the
+	# netns bench-host, where the sinks are.  With rp_filter 1 the
+	# router checks each source against tap0's routes.  Lists reach
+	# ip_list_rcv() with IFF_NAPI (GRO, 8 skbs a list), and from the
+	# XDP batch and rx-frames where the stack delivers those as lists;
+	# with two sources alternating, the route-hint fix validates the
+	# source of every other skb.
+	have vhost || exit 4
+	ip netns add bench-host
+	trap 'ip netns del bench-host 2>/dev/null || true; untap tap0' EXIT
+	ip link add fw0 type veth peer name fw1 netns bench-host
+	sysctl -qw net.ipv6.conf.fw0.disable_ipv6=1
+	ip netns exec bench-host sysctl -qw net.ipv6.conf.fw1.disable_ipv6=1
+	ip addr add 10.0.6.1/24 dev fw0
+	ip link set fw0 up
+	ip -n bench-host addr add 10.0.6.2/24 dev fw1
+	ip -n bench-host link set fw1 up
+	ip neigh add 10.0.6.2 lladdr "$(mac bench-host fw1)" dev fw0
+	sysctl -qw net.ipv4.ip_forward=1
+	routed() { # routed NAME PARAMS RP RX-FRAMES VHOST-ARGS...: a case, a fresh tap
+		local name=$1 params=$2 rp=$3 frames=$4; shift 4
+		ip tuntap add dev tap0 mode tap vnet_hdr
+		sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1
+		sysctl -qw net.ipv4.conf.tap0.rp_filter="$rp"
+		ethtool -C tap0 rx-frames "$frames"
+		ip addr add 10.0.5.1/24 dev tap0
+		case_ "$name" "$params" ./vhost --mode tx --tap tap0 --route bench-host \
+			--src-ip 10.0.5.2 --dst-ip 10.0.6.2 "$@" --packets "$n"
+		untap tap0
+	}
+	for rp in 0 1; do
+		routed "rp_filter $rp, msg_more rx-frames 64" \
+			"{\"rp_filter\":$rp,\"mode\":\"msg_more\",\"rx_frames\":64,\"burst\":64}" \
+			$rp 64 --sndbuf limited --burst 64
+		for src in 1 2; do
+			for napi in false true; do
+				name="rp_filter $rp, xdp_batch burst 64"
+				napi_opt=()
+				[ $napi = false ] || name="rp_filter $rp, napi xdp_batch burst 64" napi_opt=(--napi)
+				[ $src = 1 ] || name+=", 2 sources"
+				routed "$name" "{\"rp_filter\":$rp,\"mode\":\"xdp_batch\",\"burst\":64,\"sources\":$src,\"napi\":$napi}" \
+					$rp 0 "${napi_opt[@]}" --sndbuf unlimited --burst 64 --sources $src
+			done
+		done
+	done
+	;;
 tcp-stream)	# TCP through vhost-net, both ways.  To the host: the stack of
 	# the netns bench-guest sends on tap1, ./vhost --mode relay posts
 	# what it sends to vhost-net TX on tap0, and a socket here receives

@@ -6,7 +6,8 @@
  * (VERSION_1 + MRG_RXBUF), so each buffer is that header plus a frame.
  *
  *   --mode tx: vhost-net sends our frames into the tap, --burst per kick, to
- *	the tap's own address where UDP sinks drain them after each burst.
+ *	the tap's own address where UDP sinks drain them after each burst;
+ *	with --route, to sinks in another netns that this one routes to.
  *   --mode rx: vhost-net receives what the kernel transmits on the tap; the
  *	traffic comes from another process, started once --ready exists.
  *   --mode relay: a VM's TX path for another stack's traffic: what the stack
@@ -72,9 +73,9 @@ static struct {
 } vq;
 
 static struct {
-	const char *tap, *ready, *sink, *from, *from_netns;
+	const char *tap, *ready, *sink, *from, *from_netns, *route;
 	bool rx, relay, to_guest, napi, backpressure, tso, iotlb;
-	unsigned int burst, size, flows, port;
+	unsigned int burst, size, flows, port, sources;
 	unsigned int timeout, max_time, start_timeout;
 	int xdp, sndbuf, cpu, busyloop;
 	bool multi_queue, fail;
@@ -84,6 +85,7 @@ static struct {
 	in_addr_t dip, sip;
 } o = {
 	.tap = "tap0", .burst = 64, .size = 64, .flows = 1, .port = 9000,
+	.sources = 1,
 	.max_time = 60, .xdp = -1, .sndbuf = INT_MAX,
 	.cpu = -1, .packets = 10000,
 };
@@ -451,21 +453,32 @@ static int run_tx(void)
 	/* INT_MAX lets vhost batch frames as XDP buffers, else MSG_MORE. */
 	xioctl(tap, TUNSETSNDBUF, &o.sndbuf, "TUNSETSNDBUF");
 	if_up(o.tap, o.size > 1514 ? o.size - 14 : 0);
-	/* The tap may be a bridge port, and the sinks behind the bridge. */
-	if_set_ipv4(o.sink ? o.sink : o.tap, o.dip, 24);
+	/*
+	 * The tap may be a bridge port, and the sinks behind the bridge; or
+	 * the tap an interface of a router (its address the caller's), and
+	 * the sinks beyond it.
+	 */
+	if (!o.route)
+		if_set_ipv4(o.sink ? o.sink : o.tap, o.dip, 24);
 	if_mac(o.sink ? o.sink : o.tap, f.dmac);
 	bridge_port_wait(o.tap);
 	if (o.xdp >= 0)
 		link = xdp_attach(o.tap, o.xdp);
 
 	vq_setup(tap, VQ_TX, slot, HDR_LEN + o.size, 0);
-	for (i = 0; i < RING_NUM; i++)
+	for (i = 0; i < RING_NUM; i++) {
+		f.sip = htonl(ntohl(o.sip) + i % o.sources);
 		udp_frame_build(vq.buf + i * slot + HDR_LEN, o.size, &f);
+	}
 	mf.f = f;
 	mf.rng = o.seed;
 	/* Malformed frames may reach a socket or not: only counters tell. */
-	if (!o.seed && (o.xdp != XDP_DROP || o.xdp_toggle))
+	if (!o.seed && (o.xdp != XDP_DROP || o.xdp_toggle)) {
+		int self = netns_enter(o.route);
+
 		sinks_open(&s, o.dip, o.port, o.flows);
+		netns_leave(self);
+	}
 
 	align_start();
 	/* Warm up the whole path once, uncounted. */
@@ -536,6 +549,7 @@ static int run_tx(void)
 	json_u64("burst", o.burst);
 	json_u64("size", o.size);
 	json_u64("flows", o.flows);
+	json_u64("sources", o.sources);
 	json_str("sndbuf", o.sndbuf == INT_MAX ? "unlimited" : "limited");
 	json_u64("sndbuf_bytes", o.sndbuf);
 	json_u64("napi", o.napi);
@@ -871,6 +885,9 @@ static void usage(void)
 "      [--xdp drop|pass [--xdp-toggle BURSTS]] [--flows F] [--port P]\n"
 "      [--dst-ip IP] [--src-ip IP] [--timeout S (total, default 20)]\n"
 "      [--sink DEV (the sinks' address and MAC are DEV's, not the tap's)]\n"
+"      [--route NETNS (the sinks are in NETNS at --dst-ip, routed to from\n"
+"       here: the frames go to the tap's MAC, the tap keeps its address)]\n"
+"      [--sources N (the frames' sources cycle over N from --src-ip)]\n"
 "      [--malformed SEED (the malformed-input corpus)] [--multi-queue]\n"
 "      [--busyloop USEC (vhost-net polls the ring that long for more)]\n"
 "      [--iotlb (VIRTIO_F_ACCESS_PLATFORM: vhost-net translates through an\n"
@@ -904,6 +921,7 @@ int main(int argc, char **argv)
 		{ "from", 1, NULL, 'o' }, { "from-netns", 1, NULL, 'O' },
 		{ "tso", 0, NULL, 'g' }, { "busyloop", 1, NULL, 'L' },
 		{ "iotlb", 0, NULL, 'I' }, { "to-guest", 0, NULL, 'G' },
+		{ "route", 1, NULL, 'R' }, { "sources", 1, NULL, 'u' },
 		{ 0 }
 	};
 	const char *mode = NULL;
@@ -1012,6 +1030,12 @@ int main(int argc, char **argv)
 		case 'G':
 			o.to_guest = true;
 			break;
+		case 'R':
+			o.route = optarg;
+			break;
+		case 'u':
+			o.sources = opt_num("sources", optarg, 1, 256);
+			break;
 		default:
 			usage();
 		}
@@ -1025,6 +1049,10 @@ int main(int argc, char **argv)
 	o.relay = !strcmp(mode, "relay");
 	if ((o.backpressure && !o.rx) || (o.sink && o.rx))
 		usage();
+	if ((o.route || o.sources > 1) && strcmp(mode, "tx"))
+		fail("vhost: --route and --sources are --mode tx options");
+	if (o.route && o.sink)
+		fail("vhost: --route or --sink, not both");
 	if ((o.busyloop || o.iotlb) && strcmp(mode, "tx"))
 		fail("vhost: --busyloop and --iotlb are --mode tx options");
 	if (o.busyloop && o.iotlb)

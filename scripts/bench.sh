@@ -17,7 +17,7 @@
 smoke=
 [ "${1:-}" = --smoke ] && { smoke=1; shift; }
 sel=${1:-all}
-scenarios=(s000 s001 s002 s003 s004 rr bridged tcp-stream)
+scenarios=(s000 s001 s002 s003 s004 rr bridged forwarded tcp-stream)
 [ "$sel" = all ] || scenarios=("$sel")
 [ "${MODE:-}" != native ] || SCENARIO=$sel exec "$TOP/scripts/native.sh" ${smoke:+--smoke} "${scenarios[@]}"
 
