@@ -74,9 +74,10 @@ robustness: $(BUILD)/series.head
 ## drops      a `net` series' selftest on base and on the stack cut after it:
 ##            tun_drops for STACK=accounting (the default), results/drops.md;
 ##            tun_vhost's malformed_descriptors for STACK=vhost-tx,
-##            results/drops-vhost-tx.md; CUT=NAME: on the cut after a series
-##            above it instead, its table in build/ (make test: the last
-##            `net` series)
+##            results/drops-vhost-tx.md; route_hint_saddr.sh for
+##            STACK=route-hint, results/route-hint.md; CUT=NAME: on the cut
+##            after a series above it instead, its table in build/ (make
+##            test: the last `net` series); ALONE=1: on the series alone
 drops: $(BUILD)/series.head
 	scripts/drops.sh
 

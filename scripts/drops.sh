@@ -2,7 +2,8 @@
 # drops.sh [--debug]: a `net` series' selftest on base and on the stack cut
 # after that series (STACK=NAME, default accounting), or after a series
 # above it (CUT=NAME, its table in build/: make test tests both `net`
-# series on one kernel);
+# series on one kernel), or on that series alone on base (ALONE=1, as a
+# `net` series is applied);
 # with --debug on the debug kernels of both (KASAN, lockdep, kmemleak).
 #   accounting: tun_drops, each case's counters in results/drops.md
 #     (drops-debug.md); a case fails where a packet the tap accepted was
@@ -14,6 +15,11 @@
 #     The fix is on the XDP-batch path (sndbuf unlimited); the sndbuf
 #     limited cases take the sendmsg path, which base already handles, and
 #     pass on both, as controls.
+#   route-hint: route_hint_saddr.sh, a router receiving a burst as lists,
+#     in results/route-hint.md (route-hint-debug.md); a case that
+#     "refuses" a source fails where a spoofed frame behind a good one was
+#     forwarded; the others (two good sources, an IPv6 source route) pass
+#     on both, as controls.
 # Exit status 1 unless every case the fixes fix fails on base, and every
 # case passes with the fixes: the test must catch what the fixes fix.
 . "$(dirname "$0")/lib.sh"
@@ -29,15 +35,21 @@ STACK=${STACK:-accounting}
 CUT=${CUT:-$STACK}
 SERIES=$STACK selected_series >/dev/null || exit
 # the test, the tree it is built from, its arguments
+helpers=()
 case $STACK in
 accounting) test=tun_drops src=$STACK_TREE args=() hdr=${kernels[1]} ;;
 vhost-tx) test=tun_vhost src=$TREE args=(-t malformed_descriptors)
 	hdr=series res=${res/drops/drops-vhost-tx} cmd+=" STACK=vhost-tx"
 	[ -n "$kind" ] && hdr=debug ;;
-*) die "STACK=$STACK: drops.sh knows the selftests of accounting and vhost-tx" ;;
+route-hint) test=route_hint_saddr.sh src=$STACK_TREE args=() hdr=${kernels[1]}
+	helpers=(net/route_hint_burst) res=${res/drops/route-hint} cmd+=" STACK=route-hint" ;;
+*) die "STACK=$STACK: drops.sh knows the selftests of accounting, vhost-tx and route-hint" ;;
 esac
+rows_of=rows_${test%.sh}
 # Another cut's run is not the series' own: its table stays in build/.
 table=$TOP/results/$res.md
+case ${ALONE:-1} in 1) ;; *) die "ALONE=$ALONE: 1, or unset" ;; esac
+[ -z "${ALONE:-}" ] || [ "$CUT" = "$STACK" ] || die "ALONE=1 and CUT=$CUT: one or the other"
 if [ "$CUT" != "$STACK" ]; then
 	tgit rev-parse -q --verify "stack/$CUT" >/dev/null ||
 		die "CUT=$CUT: no series $CUT on the stack"
@@ -45,13 +57,20 @@ if [ "$CUT" != "$STACK" ]; then
 		die "CUT=$CUT: the stack cut after $CUT does not hold series $STACK"
 	cmd+=" CUT=$CUT" table=$BUILD/$res-cut-$CUT.md
 fi
-stack_checkout "$CUT"
+if [ -n "${ALONE:-}" ]; then
+	alone_checkout "$STACK"
+	cmd+=" ALONE=1" where="series $STACK alone on base"
+else
+	stack_checkout "$CUT"
+	where="the stack cut after series $CUT"
+fi
 wt=$STACK_TREE
 # what is built and run, by subject and tree, which amending a message
 # keeps (scripts/figures.py checks the tree)
 at() { git -C "$1" log -1 --abbrev=12 --format='"%s" (tree %t)' HEAD; }
 cut=$(at "$wt")
-[ -f "$src/tools/testing/selftests/net/$test.c" ] ||
+[ -f "$src/tools/testing/selftests/net/${test%.sh}.c" ] ||
+	[ -f "$src/tools/testing/selftests/net/$test" ] ||
 	die "series $STACK: no $test selftest in $src"
 for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
 # accounting's headers are its stack kernel's, built above
@@ -59,7 +78,7 @@ for k in "${kernels[@]}"; do "$TOP/scripts/build.sh" "$k" >&2; done
 
 # One binary, from the tree that has the test, for both kernels.
 bin=$BUILD/$res
-selftest_build "$src" "$hdr" "$bin" "net/$test"
+selftest_build "$src" "$hdr" "$bin" "net/$test" "${helpers[@]}"
 src_at=$(at "$src")
 
 rows=$bin/rows rc=0
@@ -102,6 +121,21 @@ rows_tun_vhost() {
 			print "| " cs " | " k " | " r " | " (r == "fail" ? why : "") " |"
 		}' "$2"
 }
+# route_hint_saddr.sh: "TEST: DEV: WHAT (N of M frames forwarded)  [ OK ]",
+# or "(N route lookups)"
+rows_route_hint_saddr() {
+	awk -v k="$1" '
+		/^TEST: .*\[ *(OK|FAIL|SKIP) *\]$/ {
+			r = $0; sub(/.*\[ */, "", r); sub(/ *\]$/, "", r)
+			r = r == "OK" ? "pass" : r == "FAIL" ? "fail" : "skip"
+			c = $0; sub(/^TEST: /, "", c); sub(/ *\[[^[]*\]$/, "", c)
+			f = ""
+			if (match(c, / \([^()]*\)$/)) {
+				f = substr(c, RSTART + 2, RLENGTH - 3); c = substr(c, 1, RSTART - 1)
+			}
+			print "| " c " | " k " | " f " | " r " |"
+		}' "$2"
+}
 for k in "${kernels[@]}"; do
 	name=base
 	case $k in stack*) name=$CUT ;; esac
@@ -114,7 +148,7 @@ for k in "${kernels[@]}"; do
 		die "the $name guest crashed, hung or splatted (console: $out/console)"
 	[ "$name" = base ] || [ "$(cat "$out/$test.rc" 2>/dev/null)" = 0 ] ||
 		{ echo "drops.sh: $test exited $(cat "$out/$test.rc" 2>/dev/null) on $name" >&2; rc=1; }
-	"rows_$test" "$name" "$out/$test.ktap" >>"$rows"
+	"$rows_of" "$name" "$out/$test.ktap" >>"$rows"
 done
 
 # The same cases on both, each failing on base (tun_drops: losing packets)
@@ -126,10 +160,12 @@ if [ "$test" = tun_drops ]; then
 else
 	# the fixed cases fail on base, the controls pass there; and some
 	# case is a fixed one
-	want_fail=$(awk -F' \\| ' '$2 == "base" && ($1 ~ /unlimited/ ? $3 != "fail" : $3 != "pass")' "$rows")
-	want_pass=$(awk -F' \\| ' -v k="$CUT" '$2 == k && $3 != "pass"' "$rows")
-	awk -F' \\| ' '$2 == "base" && $1 ~ /unlimited/' "$rows" | grep -q . ||
-		want_fail="no case of the XDP-batch path"
+	fixed=unlimited col=3
+	[ "$STACK" = route-hint ] && fixed=refuses col=4
+	want_fail=$(awk -F' \\| ' -v re=$fixed -v c=$col '$2 == "base" && ($1 ~ re ? $c !~ /^fail/ : $c !~ /^pass/)' "$rows")
+	want_pass=$(awk -F' \\| ' -v k="$CUT" -v c=$col '$2 == k && $c !~ /^pass/' "$rows")
+	awk -F' \\| ' -v re=$fixed '$2 == "base" && $1 ~ re' "$rows" | grep -q . ||
+		want_fail="no case that the fix fixes"
 fi
 [ -n "$(cases base)" ] && [ "$(cases base)" = "$(cases "$CUT")" ] &&
 	[ -z "$want_fail$want_pass" ] || rc=1
@@ -138,7 +174,7 @@ release=$(cat "$(kout "${kernels[0]}")/include/config/kernel.release")
 	if [ "$test" = tun_drops ]; then
 		echo "# tun drop accounting: tun_drops on base and with the \`net\` fixes"
 		echo
-		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on the stack cut after series $CUT, at $cut, in a 2-vCPU TCG guest; one tun_drops binary, built from that tree."
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on $where, at $cut, in a 2-vCPU TCG guest; one tun_drops binary, built from that tree."
 		echo
 		echo "Each tun_drops case sends datagrams out through a tap whose reader"
 		echo "has not read yet, then shrinks the tx ring (tx_queue_len 64 -> 8, 1"
@@ -149,10 +185,29 @@ release=$(cat "$(kout "${kernels[0]}")/include/config/kernel.release")
 		echo
 		echo "| case | kernel | sent | read | counter | dropped | lost | result |"
 		echo "|---|---|---:|---:|---|---:|---:|---|"
+	elif [ "$STACK" = route-hint ]; then
+		echo "# Route hints and the source address: route_hint_saddr.sh on base and with the \`net\` fix"
+		echo
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on $where, at $cut, in a 2-vCPU TCG guest; one route_hint_saddr.sh and route_hint_burst, from that tree."
+		echo
+		echo "Each case sends a router a burst of 64 UDP frames that it receives"
+		echo "as lists of 8: through a veth with GRO on (veth), or written to a tap"
+		echo "with IFF_NAPI (tap).  The first frame has a source the router"
+		echo "accepts, the 63 others a source it refuses when a frame arrives"
+		echo "alone (rp_filter strict or loose, or one of its own addresses); a"
+		echo "case passes when only the first is forwarded.  Before it, each IPv4"
+		echo "case sends a burst all from the good source, which must be forwarded"
+		echo "whole with fewer route lookups than frames (the figure shown), or"
+		echo "the router got no lists.  The controls, which base already gets"
+		echo "right: two good sources (all forwarded), and an IPv6 source route"
+		echo "(IPv6 keeps its hint from such a table)."
+		echo
+		echo "| case | kernel | measured | result |"
+		echo "|---|---|---|---|"
 	else
 		echo "# vhost-net TX: malformed descriptors on base and with the \`net\` fix"
 		echo
-		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on the stack cut after series $CUT, at $cut, in a 2-vCPU TCG guest; one tun_vhost binary, built from the series at $src_at, run as \`tun_vhost ${args[*]}\`."
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on $where, at $cut, in a 2-vCPU TCG guest; one tun_vhost binary, built from the series at $src_at, run as \`tun_vhost ${args[*]}\`."
 		echo
 		echo "Each case posts a TX descriptor shorter than the virtio-net header,"
 		echo "then one whose checksum range ends past its frame, each followed by"

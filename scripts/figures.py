@@ -12,7 +12,8 @@ must be the one that command measures today
 in the series tree ($BUILD/series/linux): the series branch's; stack/NAME's
 for STACK=NAME; for EACH=1, patch N's and the one of the ref below NAME or
 of patch N-1 that it names; for ALONE=1, NAME and the series it needs
-applied onto base; for make drops, the stack cut after STACK (or CUT),
+applied onto base; for make drops, the stack cut after STACK (or CUT,
+or with ALONE=1 STACK alone on base),
 then for STACK=vhost-tx the series', whose selftest it runs; for make
 profile-lists, base's, then the series'.  (MODE=native tables name the
 running kernel's config, not a tree, and are not checked; nor are the
@@ -121,7 +122,8 @@ def expected(cmd):
         name = opt.get("STACK", "accounting")
         if name not in dict(stack()):
             raise ValueError(f"no series {name} in {TOP}/series")
-        trees = [git("rev-parse", f"stack/{opt.get('CUT', name)}^{{tree}}")]
+        trees = [alone(name) if opt.get("ALONE") else
+                 git("rev-parse", f"stack/{opt.get('CUT', name)}^{{tree}}")]
         if name == "vhost-tx":  # drops.sh builds its selftest in the series
             trees.append(git("rev-parse", "series^{tree}"))
         return trees

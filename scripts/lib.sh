@@ -85,20 +85,39 @@ alone_checkout() {
 		}
 	done
 }
-# selftest_build TREE KERNEL OUT TEST...: build each kselftest TEST
+# selftest_build TREE KERNEL OUT TEST...: build each kselftest program TEST
 # (net/tun_drops) from TREE against the uAPI headers of build.sh's KERNEL,
-# into OUT/net/tun_drops.
+# into OUT/net/tun_drops.  A script (net/route_hint_saddr.sh) is linked
+# there, with its directory's lib.sh, which finds the rest of the tree
+# through its own link; the programs it runs are TESTs of their own.
 selftest_build() {
-	local tree=$1 hdr t d p
+	local tree=$1 hdr t d p src
 	hdr=$(kout "$2")
 	make -C "$tree" O="$hdr" headers >/dev/null 2>&1 || die "make headers failed"
 	for t in "${@:4}"; do
-		d=${t%/*} p=${t##*/}
+		d=${t%/*} p=${t##*/} src=$tree/tools/testing/selftests
 		mkdir -p "$3/$d"
-		make -s -C "$tree/tools/testing/selftests/$d" OUTPUT="$3/$d" \
+		if [[ $p == *.sh ]]; then
+			[ -f "$src/$t" ] || die "selftest $t: no such script in $tree"
+			ln -sfn "$src/$t" "$3/$t"
+			[ ! -f "$src/$d/lib.sh" ] || ln -sfn "$src/$d/lib.sh" "$3/$d/lib.sh"
+			continue
+		fi
+		make -s -C "$src/$d" OUTPUT="$3/$d" \
 			KHDR_INCLUDES="-isystem $hdr/usr/include" CC=gcc "$3/$d/$p" >"$3/$p.build.log" 2>&1 ||
 			{ tail -20 "$3/$p.build.log"; die "selftest $t: build failed"; }
 	done
+}
+# The selftests/list lines: a test, then the programs it runs (built, not
+# run); SELFTEST_ONLY="net/tun_vhost ...": only those tests.
+selftest_lines() {
+	grep -v '^\s*#' "$TOP/selftests/list" | awk 'NF' |
+		if [ -n "${SELFTEST_ONLY:-}" ]; then
+			awk -v only="$SELFTEST_ONLY" 'BEGIN { n = split(only, o); for (i = 1; i <= n; i++) want[o[i]] = 1 }
+				$1 in want'
+		else
+			cat
+		fi
 }
 # The series NAME needs, and what those need, bottom first.
 needs_closure() {

@@ -27,6 +27,8 @@ expect drops-unknown-series 'STACK=rx-list: drops.sh knows the selftests of' \
 	env STACK=rx-list "$TOP/scripts/drops.sh"
 expect drops-cut-below 'CUT=accounting: the stack cut after accounting does not hold series vhost-tx' \
 	env STACK=vhost-tx CUT=accounting "$TOP/scripts/drops.sh"
+expect drops-alone-and-cut 'ALONE=1 and CUT=wakeup: one or the other' \
+	env STACK=route-hint ALONE=1 CUT=wakeup "$TOP/scripts/drops.sh"
 expect kunit-no-guest "no guest folder $tmp/none" "$TOP/scripts/kunit.sh" "$tmp/none"
 expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
 expect rt-args 'usage: rt.sh' "$TOP/scripts/rt.sh" extra

@@ -50,7 +50,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	# an earlier run may stand in for them.
 	rm -rf "$BUILD/guest/selftest-debug"
 	GUEST_APPEND=$KUNIT_APPEND \
-		SELFTEST_ONLY="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe" \
+		SELFTEST_ONLY="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe net/route_hint_saddr.sh" \
 		run selftest-debug "$TOP/selftests/run.sh" debug
 	run kunit "$TOP/scripts/kunit.sh" "$BUILD/guest/selftest-debug"
 	# Each `net` series' selftest fails on base and passes with the `net`
@@ -59,6 +59,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	net=$(stack | awk '$2 == "net" { n = $1 } END { print n }')
 	STACK=accounting CUT=$net step drops "$TOP/scripts/drops.sh"
 	STACK=vhost-tx CUT=$net step drops-vhost-tx "$TOP/scripts/drops.sh"
+	STACK=route-hint CUT=$net step drops-route-hint "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
 	# MODE=native on this machine's own kernel, and MODE=kvm's pipeline
 	# with TCG standing in for KVM (no figure from either)

@@ -3,15 +3,16 @@
 # tree, run them in one guest per kernel, and print one line per test case:
 #   ok|not ok|skip <kernel>/<program>/<case> [# reason]
 # Exit status 1 if any case failed or a guest crashed, hung or splatted.
-# SELFTEST_ONLY="net/tun_vhost ...": run only these of the list.
+# SELFTEST_ONLY="net/tun_vhost ...": run only these of the list.  A script
+# using net/lib.sh reports a line per case, "TEST: NAME  [ OK ]".
 . "$(dirname "$0")/../scripts/lib.sh"
 
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(series)
-mapfile -t tests < <(grep -v '^\s*#' "$TOP/selftests/list" | grep . |
-	{ if [ -n "${SELFTEST_ONLY:-}" ]; then grep -xF -f <(tr ' ' '\n' <<<"$SELFTEST_ONLY"); else cat; fi; })
+mapfile -t tests < <(selftest_lines | awk '{ print $1 }')
+mapfile -t progs < <(selftest_lines | tr -s ' \t' '\n')
 st=$BUILD/selftests
-selftest_build "$TREE" series "$st" "${tests[@]}"
+selftest_build "$TREE" series "$st" "${progs[@]}"
 
 rc=0
 for k in "${kernels[@]}"; do
@@ -19,7 +20,8 @@ for k in "${kernels[@]}"; do
 	case $k in base*) tree=$BASE_TREE ;; esac
 	run=()
 	for t in "${tests[@]}"; do
-		[ -f "$tree/tools/testing/selftests/$t.c" ] && run+=("$st/$t")
+		[ -f "$tree/tools/testing/selftests/$t.c" ] || [ -f "$tree/tools/testing/selftests/$t" ] &&
+			run+=("$st/$t")
 	done
 	out=$BUILD/guest/selftest-$k
 	say "selftest: ${#run[@]} programs on $k"
@@ -35,6 +37,14 @@ for k in "${kernels[@]}"; do
 			echo "not ok $k/$p # no output"; rc=1; continue
 		fi
 		awk -v pre="$k/$p" '
+			# a script of lib.sh: "TEST: NAME (DETAIL)  [ OK ]"
+			/^TEST: .*\[ *(OK|FAIL|SKIP|XFAIL) *\]$/ {
+				name = $0; sub(/^TEST: /, "", name); sub(/ *\[[^[]*\]$/, "", name)
+				res = $0; sub(/.*\[ */, "", res); sub(/ *\]$/, "", res)
+				if (res == "SKIP") { print "skip " pre "/" name " # SKIP"; next }
+				if (res == "FAIL") { print "not ok " pre "/" name; bad = 1; next }
+				print "ok " pre "/" name (res == "XFAIL" ? " # XFAIL" : ""); n++; next
+			}
 			/^(not )?ok [0-9]+ / {
 				line = $0; sub(/^(not )?ok [0-9]+ /, "", line)
 				name = line; reason = ""
@@ -44,7 +54,7 @@ for k in "${kernels[@]}"; do
 				print "ok " pre "/" name; n++
 			}
 			END { if (!n && !bad) print "not ok " pre " # no test case ran" }' "$log"
-		grep -q '^not ok [0-9]' "$log" && rc=1
+		grep -qE '^not ok [0-9]|^TEST: .*\[FAIL\]$' "$log" && rc=1
 		st_rc=$(cat "$out/$p.rc" 2>/dev/null || echo missing)
 		[ "$st_rc" = 0 ] || [ "$st_rc" = 4 ] ||
 			{ echo "not ok $k/$p # exit status $st_rc"; rc=1; }
