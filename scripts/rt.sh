@@ -23,8 +23,7 @@ rc=0
 # upstream's tun and tap never reach that path (and run past their 600 s on
 # this kernel under TCG, KASAN and RT together).  flow_dissector_probe runs
 # the transport-header shortcut's RCU section and BPF program here too.
-tests="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe
-	net/route_hint_saddr.sh"
+tests="net/tun_drops net/tun_vhost net/tun_wakeup net/flow_dissector_probe"
 SELFTEST_ONLY=$tests "$TOP/selftests/run.sh" rt >"$d/selftests" || rc=1
 "$TOP/scripts/robust.sh" rt >"$d/robust" || rc=1
 cat "$d/selftests" "$d/robust"
