@@ -9,8 +9,9 @@
 # has none); the figures each commit message quotes against the results
 # file it names.  Writes results/bloat.md: bloat-o-meter of every patch,
 # and results/bloat/PATCH.txt its -t output (functions) less the total,
-# which the message of a patch that changes any must quote, indented by
-# two spaces below a "bloat-o-meter -t ... (gcc N, x86_64):" line.
+# which the message of a net-next patch that changes any must quote,
+# indented by two spaces below a "bloat-o-meter -t ... (gcc N, x86_64):"
+# line (a `net` fix may say its cost in a sentence instead).
 # It records in results/check.trees the tree of every prefix (with its
 # parent's) whose build and warnings passed, and the series tree when
 # coccicheck passed, keyed by the toolchain and this script's inputs.
@@ -251,7 +252,7 @@ sizes=$TOP/results/bloat
 [ -n "$changed" ] && sizes=$tmp/bloat
 rm -rf "$sizes"
 gcc=$(gcc -dumpversion | cut -d. -f1)
-bloat_in_message() { # bloat_in_message PATCH FT: the message quotes FT
+bloat_in_message() { # bloat_in_message PATCH FT TREE: the message quotes FT
 	local quoted mcc
 	[ -f "$2" ] || { nok "${1%.patch}/bloat-in-message # no ${2#"$TOP/"}"; return; }
 	# the message's quoted block, and the gcc it names
@@ -261,6 +262,8 @@ bloat_in_message() { # bloat_in_message PATCH FT: the message quotes FT
 		sed -n 's/.*(gcc \([0-9]*\), .*/\1/p')
 	if grep -q '^add/remove: 0/0 grow/shrink: 0/0 ' "$2"; then
 		verdict "${1%.patch}/bloat-in-message" "${quoted:+the message quotes sizes; bloat-o-meter -t finds no change}"
+	elif [ -z "$quoted" ] && [ "$3" = net ]; then
+		ok "${1%.patch}/bloat-in-message # a net fix, whose message need not quote sizes"
 	elif [ -n "$mcc" ] && [ "$mcc" != "$gcc" ]; then
 		echo "skip check/${1%.patch}/bloat-in-message # the message's sizes are from gcc $mcc, this is gcc $gcc"
 	else
@@ -309,7 +312,7 @@ for i in "${!patches[@]}"; do
 	if passed "$key" "$s"; then
 		echo "skip check/$s/build # tree ${tree:0:12} passed make check (results/check.trees)"
 		echo "skip check/$s/w1-sparse-kdoc # tree ${tree:0:12} passed make check (results/check.trees)"
-		bloat_in_message "$p" "$TOP/results/bloat/$s.txt"
+		bloat_in_message "$p" "$TOP/results/bloat/$s.txt" "${subjects[$i]}"
 		continue
 	fi
 	before=1
@@ -333,7 +336,7 @@ for i in "${!patches[@]}"; do
 		mkdir -p "$(dirname "$ft")"
 		"$CHECK_TREE/scripts/bloat-o-meter" -t "$tmp/prev.vmlinux" "$(kout check)/vmlinux" 2>/dev/null |
 			grep -v '^Total: ' >"$ft"
-		bloat_in_message "$p" "$ft"
+		bloat_in_message "$p" "$ft" "${subjects[$i]}"
 		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
 		prev=$tree
 	else
