@@ -72,6 +72,15 @@ wt=$STACK_TREE
 # keeps (scripts/figures.py checks the tree)
 at() { git -C "$1" log -1 --abbrev=12 --format='"%s" (tree %t)' HEAD; }
 cut=$(at "$wt")
+# A cut that is the whole series (its last series is a `net` one) boots the
+# series kernels, which make test has built, rather than a second build of
+# the same tree.
+if [ -z "$(tgit status --porcelain --untracked-files=no)" ] &&
+	[ "$(git -C "$wt" rev-parse HEAD^{tree})" = "$(tgit rev-parse HEAD^{tree})" ]; then
+	case ${kernels[1]} in stack) kernels[1]=series ;; *) kernels[1]=debug ;; esac
+	[ "$hdr" = stack ] && hdr=series
+	[ "$hdr" = stack-debug ] && hdr=debug
+fi
 [ -f "$src/tools/testing/selftests/net/${test%.sh}.c" ] ||
 	[ -f "$src/tools/testing/selftests/net/$test" ] ||
 	die "series $STACK: no $test selftest in $src"
@@ -141,7 +150,7 @@ rows_route_hint_saddr() {
 }
 for k in "${kernels[@]}"; do
 	name=base
-	case $k in stack*) name=$CUT ;; esac
+	[ "$k" = "${kernels[1]}" ] && name=$CUT
 	out=$BUILD/guest/drops-$k
 	say "drops: $test on $name ($k)"
 	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
