@@ -12,7 +12,7 @@ SCENARIO ?= all
 MODE ?= icount
 KERNEL ?= series
 
-.PHONY: help setup base apply export build selftest kunit check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile profile-lists test clean distclean
+.PHONY: help args setup base apply export build selftest kunit check bench robustness drops drops-debug stress fuzz coverage rt send trailers profile profile-lists test clean distclean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -22,8 +22,12 @@ setup:
 	scripts/setup.sh
 
 ## base       unpack or clone the base tree into build/series/linux (tag "base")
-base:
+base: args
 	scripts/base.sh
+
+# the variables given, and `series`, refused before any work
+args:
+	scripts/args.sh
 
 $(BUILD)/series.head: series $(wildcard patches/*/series patches/*/*.patch) | base
 	scripts/apply.sh

@@ -74,6 +74,7 @@ vhost_case() {
 	churn "$cmd"
 	wait $target; rc=$?
 	kill $churn 2>/dev/null; wait $churn 2>/dev/null
+	[ "$(j '.packets // 0' /tmp/v.json)" -gt 0 ] || { rc=1; echo "; vhost sent nothing" >>/tmp/v.err; }
 	record "$name" "$(j .packets /tmp/v.json)" 0 \
 		"$(j '.tap_rx_dropped' /tmp/v.json)" \
 		"$(j '.packets - .received - .tap_rx_dropped - .udp_in_errors | if . < 0 then 0 else . end' /tmp/v.json)" \
@@ -106,13 +107,17 @@ xmit_case() {
 	target=${pids[0]}
 	local d0 q0; d0=$(tap_stat tx_dropped) q0=$(qdisc_drops)
 	churn "$cmd"
-	"$@" >/tmp/g.json 2>/tmp/g.err
+	local st=0
+	"$@" >/tmp/g.json 2>/tmp/g.err || st=$?
+	[ $st = 0 ] || { rc=1; echo "; the generator exited $st" >>/tmp/g.err; }
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	kill $churn 2>/dev/null; wait $churn 2>/dev/null
 	rm -f /tmp/ready.*
 	# pktgen sends another frame for each the tap refused (and counted
 	# in tx_dropped): those were pushed too.
 	sent=$(j '.packets + (.errors // 0)' /tmp/g.json)
+	# a case where nothing was sent tested nothing
+	[ "$sent" -gt 0 ] || { rc=1; echo "; the generator sent nothing" >>/tmp/g.err; }
 	for r in $(seq $readers); do read=$((read + $(j .packets /tmp/r$r.json))); done
 	# What the qdisc itself dropped (pfifo: a full queue) is counted too.
 	local dropped=$(($(tap_stat tx_dropped) - d0 + $(qdisc_drops) - q0))
@@ -132,7 +137,7 @@ xmit_case() {
 		"$([ $rc = 0 ] && echo true || echo false)" "$(cat /tmp/r*.err /tmp/g.err | tr -d '"\n')"
 }
 
-gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n"; }
+gso32() { ./gso --dst 10.0.2.2 --port 9000 --segs 32 --seg-size 22 --packets "$n" --timeout 600; }
 # One datagram a send: where the noop qdisc may drop (a device deactivated
 # for a tx_queue_len change), it counts one drop an skb, not a segment.
 udp1() { ./gso --dst 10.0.2.2 --port 9000 --segs 1 --seg-size 22 --packets "$n" --timeout 600; }

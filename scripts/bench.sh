@@ -17,7 +17,8 @@
 smoke=
 [ "${1:-}" = --smoke ] && { smoke=1; shift; }
 sel=${1:-all}
-scenarios=(s000 s001 s002 s003 s004 rr bridged forwarded tcp-stream)
+SCENARIO=$sel check_args
+read -ra scenarios <<<"$BENCH_SCENARIOS"
 [ "$sel" = all ] || scenarios=("$sel")
 [ "${MODE:-}" != native ] || SCENARIO=$sel exec "$TOP/scripts/native.sh" ${smoke:+--smoke} "${scenarios[@]}"
 
@@ -26,12 +27,9 @@ scenarios=(s000 s001 s002 s003 s004 rr bridged forwarded tcp-stream)
 # on base (and the series it needs); results in results/alone-NAME/.  With
 # EACH=1, each patch of NAME that changes the kernel against the tree just
 # before it, on the stack: results/each-NAME/SCENARIO-N.md for patch N.
-case ${ALONE:-1} in 1) ;; *) die "ALONE=$ALONE: 1, or unset" ;; esac
-case ${EACH:-1} in 1) ;; *) die "EACH=$EACH: 1, or unset" ;; esac
 [ -n "${ALONE:-}" ] && [ -n "${EACH:-}" ] && die "ALONE=1 and EACH=1: one or the other"
 kernels=(base series) cut=() runs_tag= points=() refs=()
 if [ -n "${STACK:-}" ]; then
-	SERIES=$STACK selected_series >/dev/null
 	if [ "${EACH:-}" = 1 ]; then
 		stack_checkout "$STACK"
 		# The points: the stack below NAME (p0), then pN after each
@@ -98,7 +96,7 @@ make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 runs=$BUILD/bench${smoke:+-smoke}${KVM_STANDIN:+-standin}$runs_tag
 # kernel_runs K: every scenario's boots of kernel K; fails if one did
 kernel_runs() {
-	local k=$1 s r d ns rc=0
+	local k=$1 s r d ns c rc=0
 	# (called as a condition, so set -e does not stop it here)
 	[ -z "${EACH:-}" ] || build_kernel "$k" || return 1
 	for s in "${scenarios[@]}"; do
@@ -118,7 +116,11 @@ kernel_runs() {
 			if "$TOP/scripts/guest.sh" -k "$(kind "$k")" -m "${KVM_STANDIN:-$mode}" \
 				-t 1500 -o "$d" -- "${cpu[@]}" "$TOP/bench/run.sh" "$s" "$ns" \
 				>"$d.log" 2>&1; then
-				[ -n "$smoke" ] && echo "ok bench/$s # $(wc -l <"$d/results.jsonl") cases"
+				[ -z "$smoke" ] && continue
+				# a smoke run passes on the cases it reported
+				c=$(grep -c '"case":' "$d/results.jsonl" 2>/dev/null) ||
+					{ rc=1; echo "not ok bench/$s # no case reported ($d)"; continue; }
+				echo "ok bench/$s # $c cases"
 			else
 				rc=1
 				echo "not ok bench/$s/$k-$r # $(grep -E '^(bench|guest):' "$d.log" | head -1)"

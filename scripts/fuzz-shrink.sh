@@ -13,17 +13,13 @@ guest() {
 		-o "$out/$name" -- "${env[@]}" "$@" >"$out/$name.log" 2>&1
 }
 
-# scripts/guest.sh's splats
-splat_re='BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:'
-splat_re+='|kmemleak: [0-9]+ new suspected|unreferenced object'
-splat_re+='|possible (recursive|circular) locking|inconsistent lock state'
-splat_re+='|suspicious RCU usage|Kernel panic'
 
 # A log line without what differs from boot to boot: time, CPU, PID,
 # addresses.
 norm() {
 	sed -E -e 's/^\[ *[0-9.]+\] //' \
 		-e 's/(CPU|PID|pid|cpu)[:= ]+[0-9]+/\1 N/g' \
+		-e 's/(INFO: task [^ ]*):[0-9]+ /\1:N /' \
 		-e 's/0x[0-9a-f]+/0xN/g' -e 's/\b[0-9a-f]{8,}\b/N/g' |
 		cut -c1-200
 }
@@ -33,7 +29,7 @@ norm() {
 # "done", or an empty line), and that splat (empty if none).
 where() {
 	[ -f "$out/$1/console" ] || { printf '\n\n'; return; }
-	awk -v re="$splat_re" '
+	awk -v re="$SPLAT_RE" '
 		{ sub(/\r$/, "") }	# the serial console ends lines CRLF
 		/fuzz: (seed [0-9]+ sequence [0-9]+|replay .*|done)$/ {
 			sub(/.*fuzz: /, ""); m = $0; next
@@ -92,6 +88,33 @@ verdict() {
 		v_sig=error v_at=
 		v_why="error: the fuzzer exited $st (see $out/$1/output)"
 	fi
+}
+
+# seeds_ran OUTPUT SEED...: a line per seed of the run whose fuzzer output
+# is OUTPUT: ok for a result line without failures; where the run passed
+# (v_sig ok), not ok for a seed without one (the fuzzer never reported
+# it) and a status of 1; where it failed, skip for the seeds it did not
+# run to their end (the failing one, v_at's, is the shrink's).
+seeds_ran() {
+	local f=$1 s line sum rc=0
+	shift
+	sum='"\(.sequences) sequences, \(.ops) ops, \(.ops_per_sec) ops/s;'
+	sum+=' \(.lives_checked) ledgers: \(.handed) frames handed, \(.read) read,'
+	sum+=' \(.tx_dropped) dropped\(if .unaccounted then ", \(.unaccounted)'
+	sum+=' unaccounted (no ledger check)" else "" end)'
+	sum+='\(if .pcs then "; KCOV: \(.pcs) PCs, guided: \(.guided)" else "" end)"'
+	for s; do
+		line=$(grep "^{\"role\":\"fuzz\",\"seed\":$s," "$f" 2>/dev/null || true)
+		if [ -n "$line" ] && [ "$(jq .failures <<<"$line")" = 0 ]; then
+			echo "ok fuzz/$kernel/seed-$s # $(jq -r "$sum" <<<"$line")"
+		elif [ "$v_sig" = ok ]; then
+			echo "not ok fuzz/$kernel/seed-$s # ${line:+failures in its result}${line:-no result: the fuzzer never reported it} (see $f)"
+			rc=1
+		elif [ "$s" != "${v_at% *}" ]; then
+			echo "skip fuzz/$kernel/seed-$s # not run to its end: the run failed"
+		fi
+	done
+	return $rc
 }
 
 # guest_left: whether the shrink may boot one more guest (-b, -S).

@@ -84,11 +84,6 @@ say "fuzz: $kernel, seeds ${seeds[*]}: $n sequences of $ops ops each," \
 	"${budget}s"
 per=$((budget / ${#seeds[@]}))
 [ "$per" -gt 0 ] || per=1
-summary='"\(.sequences) sequences, \(.ops) ops, \(.ops_per_sec) ops/s;'
-summary+=' \(.lives_checked) ledgers: \(.handed) frames handed, \(.read) read,'
-summary+=' \(.tx_dropped) dropped\(if .unaccounted then ", \(.unaccounted)'
-summary+=' unaccounted (no ledger check)" else "" end)'
-summary+='\(if .pcs then "; KCOV: \(.pcs) PCs, guided: \(.guided)" else "" end)"'
 rc=0
 guest run $((budget + slack)) bash -c \
 	'fz=$1 n=$2 m=$3 t=$4 c=$5; shift 5
@@ -97,16 +92,8 @@ guest run $((budget + slack)) bash -c \
 			exit
 	done' fuzz "$fz" "$n" "$ops" "$per" "${checks[*]}" "${seeds[@]}" || rc=$?
 verdict run $rc
-for s in "${seeds[@]}"; do
-	line=$(grep "^{\"role\":\"fuzz\",\"seed\":$s," "$out/run/output" \
-		2>/dev/null || true)
-	if [ -n "$line" ] && [ "$(jq .failures <<<"$line")" = 0 ]; then
-		echo "ok fuzz/$kernel/seed-$s # $(jq -r "$summary" <<<"$line")"
-	elif [ "$s" != "${v_at% *}" ]; then
-		echo "ok fuzz/$kernel/seed-$s # SKIP not run to its end:" \
-			"the run failed"
-	fi
-done
+# a run that passed with a seed unreported records nothing
+seeds_ran "$out/run/output" "${seeds[@]}" || exit 1
 
 # finish RC [FINDING [REPLAY]]: with -r, the record; exit RC.
 finish() {

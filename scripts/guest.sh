@@ -74,7 +74,7 @@ if [ "${qrc:-0}" = 137 ]; then
 	tail -n 15 "$console" | sed 's/^/  | /' >&2
 	exit 1
 fi
-splat=$(grep -m1 -E 'BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:|kmemleak: [0-9]+ new suspected|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|Kernel panic' "$console" || true)
+splat=$(console_splat "$console")
 if [ -n "$splat" ]; then
 	echo "guest: kernel splat in console ($console): $splat" >&2
 	grep -m1 -B2 -A25 -F "$splat" "$console" | sed 's/^/  | /' >&2

@@ -20,6 +20,18 @@ export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 export CCACHE_NOHASHDIR=1
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 
+# What a guest's console shows of a kernel in trouble (scripts/guest.sh
+# fails a guest on it): splats, leaks, lockdep, a task hung in D state
+# (hung_task's line is KERN_ERR, on the console at loglevel=5; its trace
+# is not), an RCU stall, a panic.
+SPLAT_RE='BUG:|WARNING:|KASAN:|UBSAN:|Oops|Call Trace:'
+SPLAT_RE+='|kmemleak: [0-9]+ new suspected|unreferenced object'
+SPLAT_RE+='|possible (recursive|circular) locking|inconsistent lock state'
+SPLAT_RE+='|suspicious RCU usage|INFO: task .* blocked.* for more than [0-9]+ seconds'
+SPLAT_RE+='|rcu: INFO: .*detected stall|Kernel panic'
+# console_splat FILE: the first such line of a console, if any
+console_splat() { grep -m1 -E "$SPLAT_RE" "$1" || true; }
+
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 say() { echo "== $*" >&2; }
 
@@ -130,14 +142,55 @@ needs_closure() {
 send_with() {
 	if [ "${SEND_WITH:-}" != git ] && command -v b4 >/dev/null; then echo b4; else echo git; fi
 }
+# series_named VAR NAME: NAME (the value of VAR) is a series, or stop
+series_named() {
+	stack_names | grep -qxF "$2" ||
+		die "$1=$2: no such series in $TOP/series ($(stack_names | tr '\n' ' '))"
+}
 # The series a step works on: SERIES, checked, or all of them.
 # Use as names=$(selected_series) || exit, so that a bad name stops it.
 selected_series() {
 	if [ -n "${SERIES:-}" ]; then
-		stack_names | grep -qxF "$SERIES" ||
-			die "SERIES=$SERIES: no such series in $TOP/series ($(stack_names | tr '\n' ' '))"
+		series_named SERIES "$SERIES"
 		echo "$SERIES"
 	else
 		stack_names
 	fi
 }
+# The bench's scenarios (bench/run.sh runs each).
+BENCH_SCENARIOS="s000 s001 s002 s003 s004 rr bridged forwarded tcp-stream"
+# The make variables a step takes, each that is set checked before any
+# work (scripts/args.sh runs this before make fetches the base).
+check_args() {
+	local v
+	for v in STACK CUT SERIES; do
+		[ -z "${!v:-}" ] || series_named "$v" "${!v}"
+	done
+	for v in ALONE EACH; do
+		case ${!v:-1} in 1) ;; *) die "$v=${!v}: 1, or unset" ;; esac
+	done
+	case ${SEND:-1} in 1 | reflect) ;; *) die "SEND=$SEND: 1, reflect, or unset (a dry run)" ;; esac
+	[ -z "${SCENARIO:-}" ] || [ "$SCENARIO" = all ] ||
+		{ [[ $SCENARIO != *[[:space:]]* ]] && [[ " $BENCH_SCENARIOS " = *" $SCENARIO "* ]]; } ||
+		die "SCENARIO=$SCENARIO: no such scenario (all $BENCH_SCENARIOS)"
+}
+
+# `series` is checked before any script does any work: each name once, a
+# tree of net or net-next, and needs only of series below it, which also
+# keeps the stack free of cycles (needs_closure recurses on them).
+[ -f "$TOP/series" ] || die "no $TOP/series"
+series_problem=$(awk '
+	{ sub(/#.*/, "") }
+	!NF { next }
+	function bad(why) { print "line " FNR ": " why; exit }
+	$1 in seen { bad("series " $1 " twice") }
+	NF < 2 { bad("series " $1 " has no tree (net or net-next)") }
+	$2 != "net" && $2 != "net-next" { bad("series " $1 ": tree " $2 " is not net or net-next") }
+	{
+		for (i = 3; i <= NF; i++)
+			if (!($i in seen))
+				bad("series " $1 " needs " $i ", which is not a series above this line")
+		seen[$1] = 1
+	}' "$TOP/series")
+[ -z "$series_problem" ] || die "$TOP/series, $series_problem"
+unset series_problem

@@ -14,6 +14,7 @@
 # in build/send/NAME/ (series.mbox, and the recipients every mail must
 # reach) for the round trip in scripts/check.sh.
 . "$(dirname "$0")/lib.sh"
+check_args
 
 notes=$TOP/MAINTAINERS-notes
 addr() { sed -E 's/ \(.*\)$//; s/.*<(.*)>.*/\1/'; }

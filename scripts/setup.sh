@@ -7,7 +7,7 @@
 pkgs=(build-essential flex bison bc libelf-dev libssl-dev cpio ccache
       qemu-system-x86 busybox-static ethtool iproute2 coccinelle codespell
       python3-yaml python3-matplotlib python3-ply git rsync kmod libmnl-dev pkg-config
-      libcap-dev libnuma-dev git-email b4)
+      libcap-dev libnuma-dev git-email b4 jq xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -25,12 +25,16 @@ expect() { # expect NAME PATTERN CMD...: CMD fails and says PATTERN
 	fi
 }
 
-# native.sh's own ok/skip/not ok lines come through as they are
+# native.sh's own ok/skip/not ok lines come through as they are; one that
+# fails without saying so is a "not ok" here
 native() { # native RUN SCENARIO...
-	local r=$1 s; shift
+	local r=$1 s out st; shift
 	for s in "$@"; do
-		MODE=native RUN=$r PACKETS=20000 "$TOP/scripts/bench.sh" "$s" 2>"$tmp/native.err" |
-			grep -E '^(ok|not ok|skip) ' | sed "s|bench/native/$s|bench-modes/native/$r/$s|"
+		out=$(MODE=native RUN=$r PACKETS=20000 "$TOP/scripts/bench.sh" "$s" 2>"$tmp/native.err")
+		st=$?
+		grep -E '^(ok|not ok|skip) ' <<<"$out" | sed "s|bench/native/$s|bench-modes/native/$r/$s|"
+		[ $st = 0 ] || grep -q '^not ok ' <<<"$out" ||
+			nok "native/$r/$s" "native.sh exited $st: $(tail -1 "$tmp/native.err")"
 	done
 }
 native base s001 s004 rr s002
@@ -119,6 +123,23 @@ sed -i '/skipped/d' "$fake/s004/series-3/results.jsonl"
 expect report-incomplete-run 'series-3/results.jsonl has no case .b. and skipped nothing' \
 	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$fake" --mode native --out "$tmp/fake-out" \
 	--command test s004
+# An icount figure that did not repeat (two boots 2% apart) fails the
+# report, which then writes nothing.
+/usr/bin/python3 - "$tmp/icount" <<'EOP'
+import json, os, sys
+for side in ("base", "series"):
+    for rep in (1, 2):
+        d = f"{sys.argv[1]}/s004/{side}-{rep}"
+        os.makedirs(d)
+        with open(f"{d}/results.jsonl", "w") as f:
+            print(json.dumps({"scenario": "s004", "case": "a", "params": {},
+                              "result": {"packets": 1000, "ns": 1000 * (5000 + 100 * rep)}}), file=f)
+EOP
+expect report-unrepeated 'did not repeat within 0.5%, nothing written: s004/a/base' \
+	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$tmp/icount" --mode icount \
+	--out "$tmp/icount-out" --command test s004
+[ ! -e "$tmp/icount-out" ] && ok report-unrepeated-writes-nothing ||
+	nok report-unrepeated-writes-nothing "$(ls "$tmp/icount-out" | xargs)"
 
 # kvm pipeline: s004 on base and series, 5 boots each, TCG for KVM
 if MODE=kvm KVM_STANDIN=tcg PACKETS=2000 "$TOP/scripts/bench.sh" s004 >"$tmp/kvm.log" 2>&1; then

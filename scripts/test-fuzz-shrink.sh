@@ -85,3 +85,27 @@ case_ pre 20 12 40 "2 after 5"
 case_ carry 40 0 60 "0 19 fallback"
 # out of guests before that: the lists kept are ones that failed alone
 case_ carry-spent 40 0 5 "$(seq 0 39 | xargs) spent fallback"
+
+# The seeds' lines of a run: a seed the fuzzer never reported fails a run
+# that passed; one a failed run did not reach is a skip.
+out=$tmp/seeds kernel=stub
+mkdir -p "$out"
+r='{"role":"fuzz","seed":1,"failures":0,"sequences":9,"ops":90,"ops_per_sec":3,"lives_checked":9,"handed":4,"read":4,"tx_dropped":0}'
+echo "$r" >"$out/output"
+v_sig=ok v_at=
+got=$(seeds_ran "$out/output" 1 2)
+st=$?
+if [ $st = 1 ] && grep -q '^ok fuzz/stub/seed-1 # 9 sequences' <<<"$got" &&
+	grep -q '^not ok fuzz/stub/seed-2 # no result: the fuzzer never reported it' <<<"$got"; then
+	echo "ok workbench/fuzz-seed-unreported"
+else
+	echo "not ok workbench/fuzz-seed-unreported # status $st: $(xargs <<<"$got")"
+fi
+v_sig=crash v_at="2 7"
+got=$(seeds_ran "$out/output" 1 2 3)
+st=$?
+if [ $st = 0 ] && [ "$(cut -d' ' -f1-2 <<<"$got" | xargs)" = "ok fuzz/stub/seed-1 skip fuzz/stub/seed-3" ]; then
+	echo "ok workbench/fuzz-seed-not-reached"
+else
+	echo "not ok workbench/fuzz-seed-not-reached # status $st: $(xargs <<<"$got")"
+fi

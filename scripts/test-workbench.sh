@@ -46,6 +46,42 @@ expect fuzz-stack-in-use 'the stack tree .* is in use by another run' \
 expect bench-each-or-alone 'ALONE=1 and EACH=1: one or the other' \
 	env STACK=rx-list ALONE=1 EACH=1 "$TOP/scripts/bench.sh" s001
 
+# Bad input is refused before any work: before a kernel is built or a guest
+# booted, and, from make, before the base is fetched.
+expect bench-unknown-scenario 'SCENARIO=s009: no such scenario \(all s000 ' \
+	env BUILD="$tmp/none" "$TOP/scripts/bench.sh" s009
+expect bench-unknown-stack 'STACK=bogus: no such series in ' \
+	env BUILD="$tmp/none" STACK=bogus "$TOP/scripts/bench.sh" s002
+expect send-unknown-send 'SEND=relfect: 1, reflect, or unset' \
+	env BUILD="$tmp/none" SEND=relfect "$TOP/scripts/send.sh"
+expect make-unknown-stack 'STACK=bogus: no such series in ' \
+	make -C "$TOP" bench STACK=bogus BUILD="$tmp/none"
+expect make-unknown-scenario 'SCENARIO=s009: no such scenario' \
+	make -C "$TOP" bench SCENARIO=s009 BUILD="$tmp/none"
+# the scenarios SCENARIO is checked against are the ones bench/run.sh runs
+d=$(diff <(sed -nE 's/^([a-z0-9-]+)\)[[:space:]].*/\1/p' "$TOP/bench/run.sh" | sort) \
+	<(tr ' ' '\n' <<<"$BENCH_SCENARIOS" | sort) | grep '^[<>]' | tr '\n' ' ')
+[ -z "$d" ] && echo "ok workbench/bench-scenarios-known" ||
+	echo "not ok workbench/bench-scenarios-known # bench/run.sh (<) against lib.sh (>): $d"
+[ ! -e "$tmp/none" ] && echo "ok workbench/refused-before-work" ||
+	echo "not ok workbench/refused-before-work # $(find "$tmp/none" | head -3 | tr '\n' ' ')"
+# A bad `series`: every script stops on it with its line, before a cycle
+# can send needs_closure round it without end.
+mkdir -p "$tmp/top"
+cp -r "$TOP/scripts" "$tmp/top/"
+bad_series() { # bad_series NAME PATTERN LINES: a `series` of LINES
+	printf '%s\n' "${@:3}" >"$tmp/top/series"
+	expect "series-$1" "$2" timeout 20 env BUILD="$tmp/none" \
+		bash -c '. "$1"; needs_closure b' - "$tmp/top/scripts/lib.sh"
+}
+bad_series cycle 'series, line 1: series a needs b, which is not a series above' \
+	'a net b' 'b net-next a'
+bad_series misspelt-need 'line 2: series b needs acounting, which is not' \
+	'accounting net' 'b net-next acounting'
+bad_series unknown-tree 'line 2: series b: tree net-nxt is not net or net-next' \
+	'a net' 'b net-nxt a'
+bad_series twice 'line 3: series a twice' 'a net' 'b net a' 'a net-next'
+
 # A figure a commit message changes, or a results file it names that is
 # not there: make check's figures check says which.
 mkdir -p "$tmp/fig/wakeup"
@@ -57,6 +93,14 @@ expect figures-changed "9${f%% *} -> .* is in no table of results/s003.md" \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/changed.patch"
 expect figures-no-file 'results/none.md: no such file' \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/unnamed.patch"
+# A figure of another row of the table it names: rx-frames 32 quoting the
+# rx-frames 48 row's figures.
+mkdir -p "$tmp/fig/rx-list"
+p=$(ls "$TOP"/patches/rx-list/*-tun-hand-rx-batched-skbs-to-the-stack-as-a-list.patch)
+r48=$(grep -m1 '| msg_more rx-frames 48 |' "$TOP/results/each-rx-list/s002-2.md" | cut -d'|' -f4 | xargs)
+sed -E "s/^(  rx-frames 32: +[0-9,]+ -> +)[0-9,]+/\1$r48/" "$p" >"$tmp/fig/rx-list/wrong-row.patch"
+expect figures-wrong-row "[0-9,]+ -> $r48 \(-[0-9.]+%\) \(a row of 32\) is in no table" \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/rx-list/wrong-row.patch"
 # A bench table a cover letter carries that was made at other code than the
 # command measures now (here base's), or that names no tree: the check
 # says so, and to make it again.
@@ -212,6 +256,19 @@ expect hung-guest 'hung: killed after 15s' \
 	"$TOP/scripts/guest.sh" -k base -m tcg -t 15 -o "$tmp/g1" -- sleep 600
 expect guest-splat 'kernel splat in console' \
 	"$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g2" -- sh -c 'echo c >/proc/sysrq-trigger'
+# What guest.sh's console scan fails a guest on: a task hung in D state
+# (hung_task's line; its trace is KERN_INFO, below loglevel=5) and an RCU
+# stall, as a debug kernel prints them, and not a clean boot's console.
+printf '%s\r\n' '[  123.456789] INFO: task kworker/0:1:17 blocked for more than 122 seconds.' \
+	'[  123.456800]       Not tainted 7.3.0-rc7+ #1' >"$tmp/hung.console"
+printf '%s\r\n' '[   61.000001] rcu: INFO: rcu_preempt self-detected stall on CPU' >"$tmp/stall.console"
+bad=
+for c in hung stall; do
+	[ -n "$(console_splat "$tmp/$c.console")" ] || bad+=" the $c console passed;"
+done
+[ -s "$tmp/g1/console" ] && [ -z "$(console_splat "$tmp/g1/console")" ] ||
+	bad+=" a clean boot's console (g1) failed;"
+[ -z "$bad" ] && echo "ok workbench/console-hung-task" || echo "not ok workbench/console-hung-task #$bad"
 # A quick try often starts in /tmp, which the guest mounts a tmpfs over:
 # a checkout there must still be what the guest sees.
 tc=$(mktemp -d /tmp/workbench.XXXXXX)
@@ -223,6 +280,24 @@ else
 	echo "not ok workbench/checkout-under-tmp # $(tail -1 "$tmp/g4.log")"
 fi
 rm -rf "$tc"
+# A robustness case whose generator sends nothing, or fails, fails:
+# sent = read = lost = 0 tested nothing.  (bench/ copied: its gso sends
+# nothing, and exits 0 the first time, 3 the next; its reader reads
+# nothing.)
+rb=$tmp/rbench
+cp -r "$TOP/bench" "$rb"
+printf '#!/bin/sh\n[ -e /tmp/gso.ran ] && exit 3\ntouch /tmp/gso.ran\n' >"$rb/gso"
+printf '#!/bin/bash\nwhile [ $# -gt 0 ]; do [ "$1" = --ready ] && touch "$2"; shift; done\necho %s\n' \
+	"'{\"packets\":0}'" >"$rb/reader"
+"$TOP/scripts/guest.sh" -k base -m tcg -t 180 -o "$tmp/g5" -- \
+	"$rb/robust.sh" 10 0 txqlen-churn reader-stall >"$tmp/g5.log" 2>&1
+got=$(jq -r '"\(.case) \(.ok) \(.note)"' "$tmp/g5/robustness.jsonl" 2>/dev/null)
+if grep -q '^txqlen-churn false .*the generator sent nothing' <<<"$got" &&
+	grep -q '^reader-stall false .*the generator exited 3' <<<"$got"; then
+	echo "ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"$got")"
+else
+	echo "not ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
+fi
 "$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g3" -- sh -c 'exit 3' >/dev/null 2>&1
 st=$?
 [ $st = 3 ] && echo "ok workbench/guest-exit-status" ||
