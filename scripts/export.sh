@@ -1,6 +1,7 @@
 #!/bin/bash
 # Regenerate patches/NAME/ (git format-patch output and its `series` file)
-# for every series of the stack, or for SERIES=NAME, from the build tree:
+# for every series of the stack, or for SERIES=NAME, from the build tree,
+# and the stack's overview, cover-letter.txt (scripts/overview.py):
 # series NAME is stack/<series below it>..stack/NAME on the series branch.
 # V=N makes a vN posting ("PATCH <tree> vN"); without V each series keeps
 # its version.  letters/NAME/changelog gives the "Changes in vN" of the
@@ -118,3 +119,6 @@ for name in $names; do
 	fi
 done
 [ -n "${EXPORT_DIR:-}" ] || tgit rev-parse series >"$BUILD/series.head"
+# the stack's overview, from letters/ and results/
+[ -n "${EXPORT_DIR:-}" ] || /usr/bin/python3 "$TOP/scripts/overview.py" ||
+	die "cover-letter.txt: scripts/overview.py failed"
