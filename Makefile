@@ -81,7 +81,8 @@ robustness: $(BUILD)/series.head
 ##            results/drops-vhost-tx.md; route_hint_saddr.sh for
 ##            STACK=route-hint, results/route-hint.md; CUT=NAME: on the cut
 ##            after a series above it instead, its table in build/ (make
-##            test: the last `net` series); ALONE=1: on the series alone
+##            test: the last `net` series); ALONE=1: on the series alone,
+##            results/alone-NAME/
 drops: $(BUILD)/series.head
 	scripts/drops.sh
 

@@ -3,7 +3,7 @@
 # after that series (STACK=NAME, default accounting), or after a series
 # above it (CUT=NAME, its table in build/: make test tests both `net`
 # series on one kernel), or on that series alone on base (ALONE=1, as a
-# `net` series is applied);
+# `net` series is applied; its table in results/alone-NAME/);
 # with --debug on the debug kernels of both (KASAN, lockdep, kmemleak).
 #   accounting: tun_drops, each case's counters in results/drops.md
 #     (drops-debug.md); a case fails where a packet the tap accepted was
@@ -32,8 +32,9 @@ case ${1:-} in
 *) die "usage: drops.sh [--debug]" ;;
 esac
 STACK=${STACK:-accounting}
+cut_given=${CUT:-}
 CUT=${CUT:-$STACK}
-SERIES=$STACK selected_series >/dev/null || exit
+check_args
 # the test, the tree it is built from, its arguments
 helpers=() tests=
 case $STACK in
@@ -49,11 +50,11 @@ route-hint) test=route_hint_saddr.sh src=$STACK_TREE args=() hdr=${kernels[1]}
 *) die "STACK=$STACK: drops.sh knows the selftests of accounting, vhost-tx and route-hint" ;;
 esac
 rows_of=rows_${test%.sh}
-# Another cut's run is not the series' own: its table stays in build/.
+# A run on a CUT= (make test's) is not the series' own: its table stays
+# in build/.  The series alone on base: results/alone-NAME/.
 table=$TOP/results/$res.md
-case ${ALONE:-1} in 1) ;; *) die "ALONE=$ALONE: 1, or unset" ;; esac
-[ -z "${ALONE:-}" ] || [ "$CUT" = "$STACK" ] || die "ALONE=1 and CUT=$CUT: one or the other"
-if [ "$CUT" != "$STACK" ]; then
+[ -z "${ALONE:-}" ] || [ -z "$cut_given" ] || die "ALONE=1 and CUT=$CUT: one or the other"
+if [ -n "$cut_given" ]; then
 	tgit rev-parse -q --verify "stack/$CUT" >/dev/null ||
 		die "CUT=$CUT: no series $CUT on the stack"
 	tgit merge-base --is-ancestor "stack/$STACK" "stack/$CUT" ||
@@ -63,6 +64,7 @@ fi
 if [ -n "${ALONE:-}" ]; then
 	alone_checkout "$STACK"
 	cmd+=" ALONE=1" where="series $STACK alone on base"
+	table=$TOP/results/alone-$STACK/$res.md
 else
 	stack_checkout "$CUT"
 	where="the stack cut after series $CUT"
@@ -80,6 +82,10 @@ if [ -z "$(tgit status --porcelain --untracked-files=no)" ] &&
 	case ${kernels[1]} in stack) kernels[1]=series ;; *) kernels[1]=debug ;; esac
 	[ "$hdr" = stack ] && hdr=series
 	[ "$hdr" = stack-debug ] && hdr=debug
+	# and its selftest from the series tree, whose headers those
+	# kernels' folders were made from (the other tree's would make
+	# their next build regenerate them and rebuild most objects)
+	[ "$src" != "$STACK_TREE" ] || src=$TREE
 fi
 [ -f "$src/tools/testing/selftests/net/${test%.sh}.c" ] ||
 	[ -f "$src/tools/testing/selftests/net/$test" ] ||
@@ -182,6 +188,7 @@ fi
 [ -n "$(cases base)" ] && [ "$(cases base)" = "$(cases "$CUT")" ] &&
 	[ -z "$want_fail$want_pass" ] || rc=1
 release=$(cat "$(kout "${kernels[0]}")/include/config/kernel.release")
+mkdir -p "$(dirname "$table")"
 {
 	if [ "$test" = tun_drops ]; then
 		echo "# tun drop accounting: tun_drops on base and with the \`net\` fixes"
