@@ -317,6 +317,7 @@ st=$?
 fr=$tmp/fr
 mkdir -p "$fr/scripts" "$fr/results" "$fr/out/run"
 cp "$TOP"/scripts/{lib.sh,base.sha256,fuzz-record.sh} "$fr/scripts"
+cp "$TOP/series" "$fr"	# lib.sh checks it
 for k in debug coverage; do
 	mkdir -p "$fr/b/$k/out/include/config"
 	echo 7.3.0 >"$fr/b/$k/out/include/config/kernel.release"
