@@ -120,5 +120,5 @@ for name in $names; do
 done
 [ -n "${EXPORT_DIR:-}" ] || tgit rev-parse series >"$BUILD/series.head"
 # the stack's overview, from letters/ and results/
-[ -n "${EXPORT_DIR:-}" ] || /usr/bin/python3 "$TOP/scripts/overview.py" ||
+[ -n "${EXPORT_DIR:-}" ] || /usr/bin/python3 "$TOP/scripts/overview.py" $BENCH_SCENARIOS ||
 	die "cover-letter.txt: scripts/overview.py failed"

@@ -13,7 +13,6 @@ guest() {
 		-o "$out/$name" -- "${env[@]}" "$@" >"$out/$name.log" 2>&1
 }
 
-
 # A log line without what differs from boot to boot: time, CPU, PID,
 # addresses.
 norm() {

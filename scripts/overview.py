@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""overview.py [--out FILE]: the stack's overview, cover-letter.txt.
+"""overview.py [--out FILE] SCENARIO...: the stack's overview, cover-letter.txt.
 
 letters/cover-letter.txt with its markers filled in:
   %% stack %%     a line per series of `series`, bottom first: its name,
                   subject prefix, patch count, the series it needs and its
                   cover letter's title (letters/NAME/cover-letter.txt)
-  %% headline %%  a line per bench workload of the whole stack against
-                  base (results/SCENARIO.md, make bench): how many rows
+  %% headline %%  a line per bench workload (SCENARIO, in the order given:
+                  make export gives lib.sh's BENCH_SCENARIOS) of the whole
+                  stack against base (results/SCENARIO.md): how many rows
                   gain, lose or stay within the repeat limit, the best and
                   the worst row, and the tree measured, with a note where
                   that is not the series tree of today
@@ -20,8 +21,6 @@ import textwrap
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "series", "linux")
-# the whole-stack results, in make bench's order (scripts/lib.sh)
-SCENARIOS = "s000 s001 s002 s003 s004 rr bridged forwarded tcp-stream".split()
 LIMIT = 0.5  # % a change must pass to count as a gain or a loss (report.py)
 NUM = r"[+-]?[0-9][0-9,]*(?:\.[0-9]+)?"
 
@@ -70,10 +69,10 @@ def series_tree():
         return ""
 
 
-def headline_lines():
+def headline_lines(scenarios):
     today = series_tree()
     out = []
-    for scen in SCENARIOS:
+    for scen in scenarios:
         path = os.path.join(TOP, "results", scen + ".md")
         out += textwrap.wrap(f"{scen}: {what(scen)}", 72, initial_indent="  ",
                              subsequent_indent="      ")
@@ -120,8 +119,9 @@ def headline_lines():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(TOP, "cover-letter.txt"))
+    ap.add_argument("scenarios", nargs="+")
     a = ap.parse_args()
-    fill = {"%% stack %%": stack_lines, "%% headline %%": headline_lines}
+    fill = {"%% stack %%": stack_lines, "%% headline %%": lambda: headline_lines(a.scenarios)}
     text = []
     for line in open(os.path.join(TOP, "letters", "cover-letter.txt")).read().splitlines():
         text += fill[line.strip()]() if line.strip() in fill else [line]

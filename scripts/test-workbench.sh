@@ -140,7 +140,8 @@ expect figures-lists-stale "made at tree $b, which \`make profile-lists\` does n
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/accounting/lists.patch"
 
 # cover-letter.txt is what make export makes of letters/ and results/ now
-if /usr/bin/python3 "$TOP/scripts/overview.py" --out "$tmp/overview.txt" 2>"$tmp/overview.err" &&
+if /usr/bin/python3 "$TOP/scripts/overview.py" --out "$tmp/overview.txt" $BENCH_SCENARIOS \
+	2>"$tmp/overview.err" &&
 	cmp -s "$tmp/overview.txt" "$TOP/cover-letter.txt"; then
 	echo "ok workbench/overview-current"
 else

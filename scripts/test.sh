@@ -48,8 +48,8 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	# which needs more than its 600 s there (make drops-debug
 	# STACK=route-hint runs some of its cases).  (make selftest runs every
 	# test on base, series and debug.)
-	SELFTEST_ONLY=$(awk '!/^#/ && $1 != "net/route_hint_saddr.sh" { print $1 }' \
-		"$TOP/selftests/list") run selftest "$TOP/selftests/run.sh" series
+	SELFTEST_ONLY=$(selftest_lines | awk '$1 != "net/route_hint_saddr.sh" { print $1 }') \
+		run selftest "$TOP/selftests/run.sh" series
 	# That debug guest runs net/core's KUnit tests at its boot too (a
 	# splat from them fails selftest-debug's guest line); no results of
 	# an earlier run may stand in for them.
