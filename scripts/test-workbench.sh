@@ -292,12 +292,14 @@ rm -rf "$tc"
 # A robustness case whose generator sends nothing, or fails, fails:
 # sent = read = lost = 0 tested nothing.  (bench/ copied: its gso sends
 # nothing, and exits 0 the first time, 3 the next; its reader reads
-# nothing.)
+# nothing.  A clean checkout has not built them yet: rm, and chmod.)
 rb=$tmp/rbench
 cp -r "$TOP/bench" "$rb"
+rm -f "$rb/gso" "$rb/reader"
 printf '#!/bin/sh\n[ -e /tmp/gso.ran ] && exit 3\ntouch /tmp/gso.ran\n' >"$rb/gso"
 printf '#!/bin/bash\nwhile [ $# -gt 0 ]; do [ "$1" = --ready ] && touch "$2"; shift; done\necho %s\n' \
 	"'{\"packets\":0}'" >"$rb/reader"
+chmod +x "$rb/gso" "$rb/reader"
 "$TOP/scripts/guest.sh" -k base -m tcg -t 180 -o "$tmp/g5" -- \
 	"$rb/robust.sh" 10 0 txqlen-churn reader-stall >"$tmp/g5.log" 2>&1
 got=$(jq -r '"\(.case) \(.ok) \(.note)"' "$tmp/g5/robustness.jsonl" 2>/dev/null)
