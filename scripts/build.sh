@@ -14,7 +14,7 @@ series) tree=$TREE ;;
 debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 rt) tree=$TREE; frags+=("$TOP/kernel-config/debug.config" "$TOP/kernel-config/rt.config") ;;
-check) tree=$CHECK_TREE ;;	# scripts/check.sh: each prefix of the series
+check) tree=$CHECK_TREE; frags+=("$TOP/kernel-config/check.config") ;;	# check.sh: each prefix
 stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
 stack-debug) tree=$STACK_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
 coverage) tree=$TREE; frags+=("$TOP/kernel-config/coverage.config")

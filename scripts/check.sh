@@ -14,29 +14,40 @@
 # line (a `net` fix may say its cost in a sentence instead).
 # It records in results/check.trees the tree of every prefix (with its
 # parent's) whose build and warnings passed, and the series tree when
-# coccicheck passed, keyed by the toolchain and this script's inputs.
-# check.sh --changed (make test) gives those a "skip" and does not build
-# them again, but checks each message's sizes against results/bloat/; it
-# writes nothing under results/.
+# coccicheck passed, keyed by the toolchain (its binaries' hashes) and
+# this script's inputs.  check.sh --changed (make test) gives those a
+# "skip" and does not build them again, but for one patch picked at
+# random (CHECK_PICK=N, counted from 0, picks patch N), and checks each
+# message's sizes against results/bloat/; it writes nothing under
+# results/.  check.sh --key prints the key and exits.
 . "$(dirname "$0")/lib.sh"
 # Checks report failures as lines; greps that find nothing are not errors.
 set +e +o pipefail
 # The checks are of every series, as a dry run.
 unset SERIES V SEND
-changed=
+changed= key=
 case "$*" in
 --changed) changed=1 ;;
+--key) key=1 ;;
 "") ;;
-*) die "usage: check.sh [--changed]" ;;
+*) die "usage: check.sh [--changed|--key]" ;;
 esac
 
 sparse=$BUILD/sparse/sparse
 [ -x "$sparse" ] || die "no sparse at $sparse: run 'make setup'"
 fails=0
 record=$TOP/results/check.trees
-# What a recorded pass depends on besides the trees: the tools, the guest
-# config and the scripts that build and check.
-toolchain="gcc $(gcc -dumpfullversion), sparse $("$sparse" --version), $(spatch --version | head -n 1 | cut -d' ' -f1-3), inputs $(cd "$TOP" && cat kernel-config/guest.config scripts/build.sh scripts/check.sh | sha256sum | cut -c1-16)"
+# What a recorded pass depends on besides the trees: the tools (the
+# binaries that compile, check and link, not only their versions), the
+# configs of the check kernel and the scripts that build and check.
+tools=$(for t in "$(gcc -print-prog-name=cc1)" "$(command -v as)" "$(command -v ld)" \
+		"$sparse" "$(command -v spatch)"; do
+		sha256sum "$(readlink -f "$(command -v "$t")")"
+	done | sha256sum | cut -c1-16)
+inputs=$(cd "$TOP" && cat kernel-config/guest.config kernel-config/check.config \
+	scripts/build.sh scripts/check.sh scripts/lib.sh | sha256sum | cut -c1-16)
+toolchain="gcc $(gcc -dumpfullversion), sparse $("$sparse" --version), $(spatch --version | head -n 1 | cut -d' ' -f1-3), tools $tools, inputs $inputs"
+[ -z "$key" ] || { echo "$toolchain"; exit 0; }
 usable=
 if [ -n "$changed" ]; then
 	if [ ! -f "$record" ]; then
@@ -72,6 +83,14 @@ if [ ${#patches[@]} -eq 0 ]; then
 fi
 [ ${#patches[@]} -eq ${#commits[@]} ] ||
 	nok "series # ${#patches[@]} patches in patches/, ${#commits[@]} commits on the branch"
+# make test builds one recorded prefix again, but the last (the series
+# kernel it builds anyway), so that a wrong record cannot stay green.
+pick=-1
+if [ -n "${CHECK_PICK:-}" ] || [ -n "$usable" ]; then
+	pick=${CHECK_PICK:-$((RANDOM % (${#patches[@]} > 1 ? ${#patches[@]} - 1 : 1)))}
+	[[ $pick =~ ^[0-9]+$ ]] && [ "$pick" -lt ${#patches[@]} ] ||
+		die "CHECK_PICK=$pick: not a patch number (0 to $((${#patches[@]} - 1)))"
+fi
 
 # patches/ must be exactly what the export step makes of the branch (cover
 # letters included, with their tables from results/), but for the commit
@@ -100,28 +119,14 @@ for name in $(stack_names); do
 		nok "$name/applies-alone # on base${deps:+ + $(echo $deps | tr ' ' '+')}: $(grep -m1 -i 'error\|fail\|patch does not apply' "$tmp/am.log")"
 	fi
 done
-# The split of the single v2 series (0d434ad) into the stack (b48314e)
-# moved patches and changed none: the net-next series of b48314e give the
-# tree of the single series.  Both come from the checkout's history.
-from=0d434ad to=b48314e
-if ! git -C "$TOP" cat-file -e "$to" 2>/dev/null; then
-	echo "skip check/split # $to is not in this clone's history"
+# The whole stack, every series' patches in order, applies on base and
+# gives the series branch's tree.
+mapfile -t files < <(for name in $(stack_names); do series_files "$name"; done)
+if rtam base "${files[@]}"; then
+	verdict stack-applies "$([ "$(git -C "$rt" rev-parse 'HEAD^{tree}')" = "$(tgit rev-parse 'series^{tree}')" ] ||
+		echo "the patches applied on base do not give the series branch's tree")"
 else
-	mapfile -t old < <(git -C "$TOP" show "$from:series" | grep -v '^#' | grep .)
-	for p in "${old[@]}"; do git -C "$TOP" show "$from:patches/$p" >"$tmp/old-$p"; done
-	new=()
-	while read -r n t _; do
-		[ "$t" = net-next ] || continue
-		mkdir -p "$tmp/new/$n"
-		while read -r p; do
-			git -C "$TOP" show "$to:patches/$n/$p" >"$tmp/new/$n/$p"
-			new+=("$tmp/new/$n/$p")
-		done < <(git -C "$TOP" show "$to:patches/$n/series")
-	done < <(git -C "$TOP" show "$to:series" | sed 's/#.*//' | awk NF)
-	rtam base "${new[@]}" && tree=$(git -C "$rt" rev-parse 'HEAD^{tree}') &&
-		rtam base "${old[@]/#/$tmp/old-}" && [ "$(git -C "$rt" rev-parse 'HEAD^{tree}')" = "$tree" ] &&
-		ok "split # the net-next series at $to give the tree of the single series at $from" ||
-		nok "split # the net-next series at $to do not give the tree of the single series at $from"
+	nok "stack-applies # $(grep -m1 -i 'error\|fail\|patch does not apply' "$tmp/am.log")"
 fi
 
 # The send dry run of each series, as a sender who is not the neutral
@@ -207,7 +212,9 @@ warnings() {
 	fi
 	for f in $c; do
 		o=${f%.c}.o
-		[ -f "$(kout check)/$o" ] || continue
+		# a file a later patch adds
+		[ -f "$CHECK_TREE/$f" ] || continue
+		[ -f "$(kout check)/$o" ] || { echo "$f: not built by the check config"; continue; }
 		touch "$CHECK_TREE/$f"
 		cmake W=1 C=2 CHECK="$sparse" "$o" >"$log" 2>&1 || true
 		grep -q "CHECK.*$f" "$log" || echo "$f: sparse did not run"
@@ -306,10 +313,16 @@ for i in "${!patches[@]}"; do
 	grep -qE "^Subject: \\[PATCH ${subjects[$i]}( v[0-9]+)?( [0-9]+/[0-9]+)?\\]" "$TOP/patches/$p" &&
 		ok "$s/subject-prefix" ||
 		nok "$s/subject-prefix # subject is not [PATCH ${subjects[$i]} ...]"
-	# The patch's results depend on its tree and its parent's.
+	# The patch's results depend on its tree and its parent's, and for a
+	# patch that touches a header on every .c file of the stack, which
+	# warnings() then compiles.
 	tree=$(tgit rev-parse "$c^{tree}")
 	key="$(tgit rev-parse "$c^^{tree}") $tree"
-	if passed "$key" "$s"; then
+	tgit diff --name-only "$c^" "$c" | grep -qxF -f <(echo "$dfiles" | grep '\.h$') &&
+		key+=" c:$(echo "$cfiles" | sha256sum | cut -c1-12)"
+	if [ "$i" = "$pick" ] && passed "$key" "$s"; then
+		echo "ok check/random-prefix # $s, recorded in results/check.trees, is built again (CHECK_PICK=$i)"
+	elif passed "$key" "$s"; then
 		echo "skip check/$s/build # tree ${tree:0:12} passed make check (results/check.trees)"
 		echo "skip check/$s/w1-sparse-kdoc # tree ${tree:0:12} passed make check (results/check.trees)"
 		bloat_in_message "$p" "$TOP/results/bloat/$s.txt" "${subjects[$i]}"

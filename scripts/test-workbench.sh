@@ -374,5 +374,25 @@ fr_run debug 7 3
 [ -z "$bad" ] && echo "ok workbench/fuzz-record-adds-up" ||
 	echo "not ok workbench/fuzz-record-adds-up #$bad"
 
+# make check's record is keyed on every input of its verdicts: a change
+# to lib.sh or to the check kernel's config is a new key (check.sh --key),
+# and a bad CHECK_PICK is refused before any build.
+ck=$tmp/ck
+git clone -q "$TOP" "$ck"
+cp "$TOP/scripts/check.sh" "$TOP/scripts/lib.sh" "$ck/scripts/"
+cp "$TOP"/kernel-config/*.config "$ck/kernel-config/"
+bad=
+k0=$(BUILD=$BUILD "$ck/scripts/check.sh" --key)
+echo "# edited" >>"$ck/scripts/lib.sh"
+k1=$(BUILD=$BUILD "$ck/scripts/check.sh" --key)
+echo "# edited" >>"$ck/kernel-config/check.config"
+k2=$(BUILD=$BUILD "$ck/scripts/check.sh" --key)
+[ -n "$k0" ] && [ "$k0" != "$k1" ] || bad+=" lib.sh edited, key '$k1' unchanged;"
+[ "$k1" != "$k2" ] || bad+=" check.config edited, key '$k2' unchanged;"
+out=$(CHECK_PICK=x "$TOP/scripts/check.sh" --changed 2>&1)
+grep -q "CHECK_PICK=x: not a patch number" <<<"$out" && ! grep -q "^ok check/" <<<"$out" ||
+	bad+=" CHECK_PICK=x gave: $(tail -1 <<<"$out");"
+[ -z "$bad" ] && echo "ok workbench/check-key" || echo "not ok workbench/check-key #$bad"
+
 # The fuzzer's shrinker, against a stub guest
 "$TOP/scripts/test-fuzz-shrink.sh"
