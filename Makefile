@@ -6,6 +6,11 @@
 SHELL := /bin/bash
 BUILD ?= $(CURDIR)/build
 export BUILD
+# The trees under build/ sit side by side (base/linux, series/linux, ...,
+# each built in its ../out): with paths relative to the build folder,
+# ccache gives a tree the objects another tree compiled from the same
+# source and config, so the series kernel reuses most of base's.
+export CCACHE_BASEDIR ?= $(BUILD)
 KERNELS ?= base series debug
 SELFTEST_KERNELS ?= base series debug
 SCENARIO ?= all
