@@ -39,10 +39,12 @@ fails=0
 record=$TOP/results/check.trees
 # What a recorded pass depends on besides the trees: the tools (the
 # binaries that compile, check and link, not only their versions), the
-# configs of the check kernel and the scripts that build and check.
+# configs of the check kernel and the scripts that build and check.  Only
+# the binaries' contents: setup.sh's sparse wrapper names the checkout's
+# path, which must not decide whether a fresh clone may use the record.
 tools=$(for t in "$(gcc -print-prog-name=cc1)" "$(command -v as)" "$(command -v ld)" \
-		"$sparse" "$(command -v spatch)"; do
-		sha256sum "$(readlink -f "$(command -v "$t")")"
+		"$BUILD/sparse/root/usr/bin/sparse" "$(command -v spatch)"; do
+		sha256sum <"$(readlink -f "$(command -v "$t")")"
 	done | sha256sum | cut -c1-16)
 inputs=$(cd "$TOP" && cat kernel-config/guest.config kernel-config/check.config \
 	scripts/build.sh scripts/check.sh scripts/lib.sh | sha256sum | cut -c1-16)
