@@ -6,8 +6,9 @@
 SHELL := /bin/bash
 BUILD ?= $(CURDIR)/build
 export BUILD
-# The trees under build/ sit side by side (base/linux, series/linux, ...,
-# each built in its ../out): with paths relative to the build folder,
+# The trees under build/ sit side by side, each beside the folder its
+# release kernel is built in (base/linux and base/out, series/linux and
+# series/out, ...): with paths relative to the build folder,
 # ccache gives a tree the objects another tree compiled from the same
 # source and config, so the series kernel reuses most of base's.
 export CCACHE_BASEDIR ?= $(BUILD)
