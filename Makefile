@@ -85,7 +85,8 @@ robustness: $(BUILD)/series.head
 ##            tun_drops for STACK=accounting (the default), results/drops.md;
 ##            tun_vhost's malformed_descriptors for STACK=vhost-tx,
 ##            results/drops-vhost-tx.md; route_hint_saddr.sh for
-##            STACK=route-hint, results/route-hint.md; CUT=NAME: on the cut
+##            STACK=route-hint, results/route-hint.md; rmnet_ack for
+##            STACK=rmnet-ack, results/rmnet-ack.md; CUT=NAME: on the cut
 ##            after a series above it instead, its table in build/ (make
 ##            test: the last `net` series); ALONE=1: on the series alone,
 ##            results/alone-NAME/

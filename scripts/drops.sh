@@ -20,6 +20,10 @@
 #     "refuses" a source fails where a spoofed frame behind a good one was
 #     forwarded; the others (two good sources, an IPv6 source route) pass
 #     on both, as controls.
+#   rmnet-ack: rmnet_ack, an rmnet link on a tun writing a MAP command and
+#     reading the ack, in results/rmnet-ack.md, each case in a guest of its
+#     own: on base one oopses, and the kernel panics; its row shows the
+#     console's first splat line.
 # Exit status 1 unless every case the fixes fix fails on base, and every
 # case passes with the fixes: the test must catch what the fixes fix.
 . "$(dirname "$0")/lib.sh"
@@ -35,8 +39,9 @@ STACK=${STACK:-accounting}
 cut_given=${CUT:-}
 CUT=${CUT:-$STACK}
 check_args
-# the test, the tree it is built from, its arguments
-helpers=() tests=
+# the test, the tree it is built from, its arguments; runs: the harness's
+# variants, where each needs a guest of its own
+helpers=() tests= runs=("")
 case $STACK in
 accounting) test=tun_drops src=$STACK_TREE args=() hdr=${kernels[1]} ;;
 vhost-tx) test=tun_vhost src=$TREE args=(-t malformed_descriptors)
@@ -47,9 +52,13 @@ route-hint) test=route_hint_saddr.sh src=$STACK_TREE args=() hdr=${kernels[1]}
 	# On a debug kernel under TCG a case takes minutes: there, a case of
 	# each driver, and a control.
 	[ -n "$kind" ] && tests="veth_rp_strict tap_local_source veth_two_sources" ;;
-*) die "STACK=$STACK: drops.sh knows the selftests of accounting, vhost-tx and route-hint" ;;
+rmnet-ack) test=rmnet/rmnet_ack src=$STACK_TREE args=() hdr=${kernels[1]}
+	res=${res/drops/rmnet-ack} cmd+=" STACK=rmnet-ack"
+	runs=(one_queue last_of_256_queues csum_trailer) ;;
+*) die "STACK=$STACK: drops.sh knows the selftests of accounting, vhost-tx, route-hint and rmnet-ack" ;;
 esac
-rows_of=rows_${test%.sh}
+prog=${test##*/}
+rows_of=rows_${prog%.sh}
 # A run on a CUT= (make test's) is not the series' own: its table stays
 # in build/.  The series alone on base: results/alone-NAME/.
 table=$TOP/results/$res.md
@@ -124,21 +133,24 @@ rows_tun_drops() {
 			print "| " cs " | " k " | " s " | " r " | " ctr " | " d " | " s - r - d " | " ($1 == "ok" ? "pass" : "fail") " |"
 		}' "$2"
 }
-# tun_vhost: the first line a case logged ("# tun_vhost.c:LINE:TEST:WHAT")
-# says why it failed.
-rows_tun_vhost() {
-	awk -v k="$1" '
+# A kselftest harness program: the first line a case logged
+# ("# PROG.c:LINE:TEST:WHAT") says why it failed.
+rows_harness() { # rows_harness PROG KERNEL KTAP
+	awk -v p="$1" -v k="$2" '
 		/^# +RUN / { split($3, c, "."); cs = c[1] "." c[2]; why = "" }
-		/^# +tun_vhost\.c:[0-9]+:/ && why == "" {
-			why = $0; sub(/^# +tun_vhost\.c:[0-9]+:[^:]*:/, "", why)
+		$0 ~ "^# +" p "\\.c:[0-9]+:" && why == "" {
+			why = $0; sub("^# +" p "\\.c:[0-9]+:[^:]*:", "", why)
 			gsub(/\|/, "\\|", why)
 		}
-		/^(not )?ok [0-9]+ tun_vhost\./ {
+		$0 ~ "^(not )?ok [0-9]+ " p "\\." {
 			r = $1 == "ok" ? "pass" : "fail"
 			if (/# SKIP/) r = "skip"
 			print "| " cs " | " k " | " r " | " (r == "fail" ? why : "") " |"
-		}' "$2"
+		}' "$3"
 }
+rows_tun_vhost() { rows_harness tun_vhost "$@"; }
+# rmnet_ack: a run that took its guest down has its row made below
+rows_rmnet_ack() { rows_harness rmnet_ack "$@"; }
 # route_hint_saddr.sh: "TEST: DEV: WHAT (N of M frames forwarded)  [ OK ]",
 # or "(N route lookups)"
 rows_route_hint_saddr() {
@@ -157,16 +169,25 @@ rows_route_hint_saddr() {
 for k in "${kernels[@]}"; do
 	name=base
 	[ "$k" = "${kernels[1]}" ] && name=$CUT
-	out=$BUILD/guest/drops-$k
-	say "drops: $test on $name ($k)"
-	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
-		bash -c 'cd "$1" && export TESTS=$3 && timeout -s KILL $4 "./$2" "${@:5}" \
-			>"$GUEST_OUT/$2.ktap" 2>&1; echo $? >"$GUEST_OUT/$2.rc"' \
-		run "$bin/net" "$test" "$tests" $((limit - 300)) "${args[@]}" >/dev/null ||
-		die "the $name guest crashed, hung or splatted (console: $out/console)"
-	[ "$name" = base ] || [ "$(cat "$out/$test.rc" 2>/dev/null)" = 0 ] ||
-		{ echo "drops.sh: $test exited $(cat "$out/$test.rc" 2>/dev/null) on $name" >&2; rc=1; }
-	"$rows_of" "$name" "$out/$test.ktap" >>"$rows"
+	for v in "${runs[@]}"; do
+		out=$BUILD/guest/drops-$k${v:+-$v}
+		say "drops: $test${v:+ -v $v} on $name ($k)"
+		if ! "$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
+			bash -c 'cd "$1" && export TESTS=$3 && timeout -s KILL $4 "./$2" "${@:5}" \
+				>"$GUEST_OUT/${2##*/}.ktap" 2>&1; echo $? >"$GUEST_OUT/${2##*/}.rc"' \
+			run "$bin/net" "$test" "$tests" $((limit - 300)) "${args[@]}" ${v:+-v "$v"} >/dev/null; then
+			# a run of its own may take its guest down: that is its row
+			[ -n "$v" ] || die "the $name guest crashed, hung or splatted (console: $out/console)"
+			splat=$(console_splat "$out/console")
+			last=$(grep -m1 -o 'Kernel panic - not syncing: .*' "$out/console" || true)
+			echo "| $prog.$v | $name | fail | guest: ${splat:-no status}${last:+; $last} |" >>"$rows"
+			[ "$name" = base ] || rc=1
+			continue
+		fi
+		[ "$name" = base ] || [ "$(cat "$out/$prog.rc" 2>/dev/null)" = 0 ] ||
+			{ echo "drops.sh: $test exited $(cat "$out/$prog.rc" 2>/dev/null) on $name" >&2; rc=1; }
+		"$rows_of" "$name" "$out/$prog.ktap" >>"$rows"
+	done
 done
 
 # The same cases on both, each failing on base (tun_drops: losing packets)
@@ -180,6 +201,7 @@ else
 	# case is a fixed one
 	fixed=unlimited col=3
 	[ "$STACK" = route-hint ] && fixed=refuses col=4
+	[ "$STACK" = rmnet-ack ] && fixed=.
 	want_fail=$(awk -F' \\| ' -v re=$fixed -v c=$col '$2 == "base" && ($1 ~ re ? $c !~ /^fail/ : $c !~ /^pass/)' "$rows")
 	want_pass=$(awk -F' \\| ' -v k="$CUT" -v c=$col '$2 == k && $c !~ /^pass/' "$rows")
 	awk -F' \\| ' -v re=$fixed '$2 == "base" && $1 ~ re' "$rows" | grep -q . ||
@@ -222,6 +244,21 @@ mkdir -p "$(dirname "$table")"
 		echo "(IPv6 keeps its hint from such a table)."
 		echo
 		echo "| case | kernel | measured | result |"
+		echo "|---|---|---|---|"
+	elif [ "$STACK" = rmnet-ack ]; then
+		echo "# rmnet MAP command acks: rmnet_ack on base and with the \`net\` fix"
+		echo
+		echo "Generated by \`$cmd\` (scripts/drops.sh) on ${kind}base $release and $on $where, at $cut, in a 2-vCPU TCG guest a case; one rmnet_ack binary, built from that tree."
+		echo
+		echo "Each case writes a MAP flow enable command into a tun that is an"
+		echo "rmnet link's real device, and expects rmnet's ack back on queue 0:"
+		echo "on a tun with one queue; on one with 256, the command written into"
+		echo "the last; and on a port that strips a checksum trailer, from a tun"
+		echo "whose virtio-net header asks for a checksum in it.  A case that took"
+		echo "its guest down shows the console's first splat line, and the"
+		echo "kernel's last words."
+		echo
+		echo "| case | kernel | result | what a failing case logged first |"
 		echo "|---|---|---|---|"
 	else
 		echo "# vhost-net TX: malformed descriptors on base and with the \`net\` fix"

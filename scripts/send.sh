@@ -114,6 +114,12 @@ send_one() { # send_one NAME
 	cover=$(ls "$TOP/patches/$name"/*0000-cover-letter.patch 2>/dev/null || true)
 	[ -n "$cover" ] || [ ${#patches[@]} = 1 ] ||
 		die "series $name: no cover letter in patches/$name: run 'make export'"
+	# Documentation/process/coding-assistants.rst: a patch written with a
+	# coding assistant says so (MAINTAINERS-notes)
+	for p in "${patches[@]}"; do
+		grep -q '^Assisted-by: ' "$p" ||
+			die "series $name: $(basename "$p") carries no Assisted-by: tag (coding-assistants.rst): add it on the series branch and make export"
+	done
 	[ -n "$(section "$name")" ] || die "series $name: no 'Series $name' section in MAINTAINERS-notes"
 	# netdev applies a series on its tree alone: one that needs another
 	# goes out once that one is merged.

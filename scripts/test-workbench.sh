@@ -201,6 +201,14 @@ printf '[user]\n\tname = %s\n\temail = %s\n' "${neutral% <*}" \
 expect send-neutral-identity "the sender is the patches' neutral identity" \
 	env GIT_CONFIG_GLOBAL="$tmp/gitconfig" GIT_CONFIG_NOSYSTEM=1 SENDER= "$TOP/scripts/send.sh"
 expect send-bad-identity "is not 'Name <address>'" env SENDER=nobody "$TOP/scripts/send.sh"
+# and a patch that does not say a coding assistant helped write it
+na=$tmp/no-assisted
+mkdir -p "$na/patches"
+cp -r "$TOP/scripts" "$TOP/series" "$TOP/MAINTAINERS-notes" "$na/"
+cp -r "$TOP/patches/rmnet-ack" "$na/patches/"
+sed -i '/^Assisted-by: /d' "$na/patches/rmnet-ack/"*.patch
+expect send-no-assisted-by "0001-.*carries no Assisted-by: tag" \
+	env BUILD="$tmp/none" SENDER="T <t@t.invalid>" SERIES=rmnet-ack "$na/scripts/send.sh"
 
 # A review thread saved as an mbox: the last series' mails, a Reviewed-by
 # on its second patch (and a quoted Tested-by that is no one's), an
