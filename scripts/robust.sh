@@ -65,7 +65,7 @@ for k in "${kernels[@]}"; do
 		if [ "$(jq -r .ok <<<"$line")" = true ]; then
 			echo "ok robust/$k/$c"
 		else
-			echo "not ok robust/$k/$c # $(jq -r '"lost \(.lost), splats \(.splats), leaks \(.leaks): \(.note)"' <<<"$line")"
+			echo "not ok robust/$k/$c # $(jq -r '"lost \(.lost), overcounted \(.overcounted), splats \(.splats), leaks \(.leaks): \(.note)"' <<<"$line")"
 			rc=1
 		fi
 	done <"$d/robustness.jsonl"
@@ -119,12 +119,14 @@ part=$(jq -r 'select(.run | endswith(".part")) | "\(.case) (\('"$label"'))"' "$r
 	echo
 	echo "pushed: packets or frames sent; faults: allocations failed on purpose;"
 	echo "drops: counted by the tap (rx_dropped or tx_dropped) or its qdisc, or"
-	echo "rejected by write(); lost: neither received nor counted; splats and"
-	echo "leaks: console splats and kmemleak reports after the case."
+	echo "rejected by write(); lost: neither received nor counted; overcounted:"
+	echo "received and counted beyond what was pushed (a count taken twice);"
+	echo "-: not measurable (the result says why); splats and leaks: console"
+	echo "splats and kmemleak reports after the case."
 	echo
-	echo "| case | kernel | pushed | faults | drops | lost | splats | leaks | result |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
-	jq -r '"| \(.case) | \('"$label"') | \(.pushed) | \(.faults) | \(.drops) | \(.lost) | \(.splats) | \(.leaks) | \(if .ok then "pass" else "FAIL: \(.note)" end) |"' \
+	echo "| case | kernel | pushed | faults | drops | lost | overcounted | splats | leaks | result |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+	jq -r '"| \(.case) | \('"$label"') | \(.pushed) | \(.faults) | \(.drops) | \(.lost // "-") | \(.overcounted // "-") | \(.splats) | \(.leaks) | \(if .ok then "pass" else "FAIL: \(.note)" end) |"' \
 		"$res/robustness.jsonl" | sort -s -t'|' -k2,2
 	echo
 } >"$res/robustness.md"

@@ -94,12 +94,16 @@ expect figures-changed "9${f%% *} -> .* is in no table of results/s003.md" \
 expect figures-no-file 'results/none.md: no such file' \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/wakeup/unnamed.patch"
 # A figure of another row of the table it names: rx-frames 32 quoting the
-# rx-frames 48 row's figures.
+# figures of another rx-frames row, the first whose figures are not row
+# 32's own (two rows can measure the same).
 mkdir -p "$tmp/fig/rx-list"
 p=$(ls "$TOP"/patches/rx-list/*-tun-hand-rx-batched-skbs-to-the-stack-as-a-list.patch)
-r48=$(grep -m1 '| msg_more rx-frames 48 |' "$TOP/results/each-rx-list/s002-2.md" | cut -d'|' -f4 | xargs)
-sed -E "s/^(  rx-frames 32: +[0-9,]+ -> +)[0-9,]+/\1$r48/" "$p" >"$tmp/fig/rx-list/wrong-row.patch"
-expect figures-wrong-row "[0-9,]+ -> $r48 \(-[0-9.]+%\) \(a row of 32\) is in no table" \
+t=$TOP/results/each-rx-list/s002-2.md
+r32=$(grep -m1 '^| msg_more rx-frames 32 |' "$t" | cut -d'|' -f3-5 | tr -d ' ')
+read -r b s c < <(grep '^| msg_more rx-frames [0-9]* |' "$t" | cut -d'|' -f3-5 | tr -d ' ' |
+	grep -vxF "$r32" | head -1 | tr '|' ' ')
+sed -E "s/^(  rx-frames 32: +)[0-9,]+ -> +[0-9,]+ +\([^)]*\)/\1$b -> $s  ($c)/" "$p" >"$tmp/fig/rx-list/wrong-row.patch"
+expect figures-wrong-row "$b -> $s \(${c//+/\\+}\) \(a row of 32\) is in no table" \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/rx-list/wrong-row.patch"
 # A bench table a cover letter carries that was made at other code than the
 # command measures now (here base's), or that names no tree: the check
@@ -298,24 +302,40 @@ else
 fi
 rm -rf "$tc"
 # A robustness case whose generator sends nothing, or fails, fails:
-# sent = read = lost = 0 tested nothing.  (bench/ copied: its gso sends
-# nothing, and exits 0 the first time, 3 the next; its reader reads
-# nothing.  A clean checkout has not built them yet: rm, and chmod.)
+# sent = read = lost = 0 tested nothing.  And one whose readers read
+# more than was sent fails as overcounted, not as lost 0.  (bench/
+# copied: its gso sends nothing and exits 0 the first time, exits 3 the
+# next, then sends 10; its reader reads nothing twice, then 20.  A clean
+# checkout has not built them yet: rm, and chmod.)
 rb=$tmp/rbench
 cp -r "$TOP/bench" "$rb"
 rm -f "$rb/gso" "$rb/reader"
-printf '#!/bin/sh\n[ -e /tmp/gso.ran ] && exit 3\ntouch /tmp/gso.ran\n' >"$rb/gso"
-printf '#!/bin/bash\nwhile [ $# -gt 0 ]; do [ "$1" = --ready ] && touch "$2"; shift; done\necho %s\n' \
-	"'{\"packets\":0}'" >"$rb/reader"
+# $n: how many times the stand-in ran before, counted in the guest's /tmp
+cat >"$rb/gso" <<'EOF2'
+#!/bin/bash
+n=$(cat /tmp/gso.n 2>/dev/null || echo 0); echo $((n + 1)) >/tmp/gso.n
+case $n in 0) ;; 1) exit 3 ;; *) echo '{"packets":10}' ;; esac
+EOF2
+cat >"$rb/reader" <<'EOF2'
+#!/bin/bash
+for a; do [ "$p" = --ready ] && touch "$a"; p=$a; done
+n=$(cat /tmp/reader.n 2>/dev/null || echo 0); echo $((n + 1)) >/tmp/reader.n
+if [ "$n" -ge 2 ]; then echo '{"packets":20}'; else echo '{"packets":0}'; fi
+EOF2
 chmod +x "$rb/gso" "$rb/reader"
 "$TOP/scripts/guest.sh" -k base -m tcg -t 180 -o "$tmp/g5" -- \
-	"$rb/robust.sh" 10 0 txqlen-churn reader-stall >"$tmp/g5.log" 2>&1
-got=$(jq -r '"\(.case) \(.ok) \(.note)"' "$tmp/g5/robustness.jsonl" 2>/dev/null)
+	"$rb/robust.sh" 10 0 txqlen-churn reader-stall reader-stall >"$tmp/g5.log" 2>&1
+got=$(jq -r '"\(.case) \(.ok) \(.lost) \(.overcounted) \(.note)"' "$tmp/g5/robustness.jsonl" 2>/dev/null)
 if grep -q '^txqlen-churn false .*the generator sent nothing' <<<"$got" &&
 	grep -q '^reader-stall false .*the generator exited 3' <<<"$got"; then
-	echo "ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"$got")"
+	echo "ok workbench/robust-sent-nothing # $(head -2 <<<"$got" | tr '\n' ' ')"
 else
 	echo "not ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
+fi
+if grep -q '^reader-stall false 0 10 .*overcounted: 10 packets counted twice' <<<"$got"; then
+	echo "ok workbench/robust-overcounted # $(tail -1 <<<"$got")"
+else
+	echo "not ok workbench/robust-overcounted # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
 fi
 "$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g3" -- sh -c 'exit 3' >/dev/null 2>&1
 st=$?
