@@ -29,6 +29,9 @@ def load(path):
             skips.append(r["skipped"])
         elif "count" in r:
             pk = counted[r["case"]]
+            if not pk:
+                sys.exit(f"report: {path}: the counted run of {r['case']!r} got no "
+                         "packets (its consumer or generator stalled): nothing written")
             counts[r["case"]] = {fn: hits / pk for fn, hits in r["count"].items()}
         elif r["case"].endswith(" (counted)"):
             counted[r["case"][:-len(" (counted)")]] = r["result"]["packets"]

@@ -105,6 +105,16 @@ read -r b s c < <(grep '^| msg_more rx-frames [0-9]* |' "$t" | cut -d'|' -f3-5 |
 sed -E "s/^(  rx-frames 32: +)[0-9,]+ -> +[0-9,]+ +\([^)]*\)/\1$b -> $s  ($c)/" "$p" >"$tmp/fig/rx-list/wrong-row.patch"
 expect figures-wrong-row "$b -> $s \(${c//+/\\+}\) \(a row of 32\) is in no table" \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/rx-list/wrong-row.patch"
+# A counted run whose case got no packets (a stalled boot): report.py says
+# so in one line and writes nothing, where it divided by zero.
+mkdir -p "$tmp/zero/s003/base-1" "$tmp/zero/s003/series-1" "$tmp/zero/out"
+printf '%s\n' '{"case":"gso 32 segs, read (counted)","result":{"packets":0}}' \
+	'{"case":"gso 32 segs, read","count":{"tun_net_xmit":3}}' |
+	tee "$tmp/zero/s003/series-1/results.jsonl" >"$tmp/zero/s003/base-1/results.jsonl"
+expect report-no-packets "counted run of 'gso 32 segs, read' got no packets" \
+	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$tmp/zero" --mode icount \
+	--command "make bench SCENARIO=s003" --out "$tmp/zero/out" s003
+[ -z "$(ls "$tmp/zero/out")" ] || echo "not ok workbench/report-no-packets-wrote # $(ls "$tmp/zero/out")"
 # A bench table a cover letter carries that was made at other code than the
 # command measures now (here base's), or that names no tree: the check
 # says so, and to make it again.
