@@ -73,11 +73,10 @@ record() {
 		over=$((-ledger))
 		[ -n "${over_ok:-}" ] || ok=false
 		note="${note:+$note; }${over_ok:-overcounted: $over packets counted twice}"
-	else
+	elif [ "$ledger" -gt 0 ]; then
 		lost=$ledger
+		if [ -n "${lost_ok:-}" ]; then note="${note:+$note; }$lost_ok"; else ok=false; fi
 	fi
-	[ "$lost" = 0 ] || [ "$lost" = null ] || [ -n "${lost_ok:-}" ] || ok=false
-	[ "$lost" = 0 ] || [ "$lost" = null ] || [ -z "${lost_ok:-}" ] || note="${note:+$note; }$lost_ok"
 	printf '{"case":"%s","pushed":%s,"faults":%s,"drops":%s,"lost":%s,"overcounted":%s,"splats":%s,"leaks":%s,"ok":%s,"note":"%s"}\n' \
 		"$name" "$pushed" "$faults" "$drops" "$lost" "$over" "$splats" "$leaks" "$ok" "$note" | tee -a "$out"
 }
