@@ -86,7 +86,9 @@ robustness: $(BUILD)/series.head
 ##            tun_vhost's malformed_descriptors for STACK=vhost-tx,
 ##            results/drops-vhost-tx.md; route_hint_saddr.sh for
 ##            STACK=route-hint, results/route-hint.md; rmnet_ack for
-##            STACK=rmnet-ack, results/rmnet-ack.md; CUT=NAME: on the cut
+##            STACK=rmnet-ack, results/rmnet-ack.md; tun's
+##            bad_gso_type_frame_error for STACK=tap-stats,
+##            results/tap-stats.md; CUT=NAME: on the cut
 ##            after a series above it instead, its table in build/ (make
 ##            test: the last `net` series); ALONE=1: on the series alone,
 ##            results/alone-NAME/

@@ -66,6 +66,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	STACK=vhost-tx CUT=$net step drops-vhost-tx "$TOP/scripts/drops.sh"
 	STACK=route-hint CUT=$net step drops-route-hint "$TOP/scripts/drops.sh"
 	STACK=rmnet-ack CUT=$net step drops-rmnet-ack "$TOP/scripts/drops.sh"
+	STACK=tap-stats CUT=$net step drops-tap-stats "$TOP/scripts/drops.sh"
 	run bench "$TOP/scripts/bench.sh" --smoke all
 	# MODE=native on this machine's own kernel, and MODE=kvm's pipeline
 	# with TCG standing in for KVM (no figure from either)
