@@ -692,6 +692,7 @@ void counters_read(const char *tap, struct counters *c)
 {
 	c->rx_packets = read_stat(tap, "rx_packets");
 	c->rx_dropped = read_stat(tap, "rx_dropped");
+	c->rx_frame_errors = read_stat(tap, "rx_frame_errors");
 	c->tx_packets = read_stat(tap, "tx_packets");
 	c->tx_dropped = read_stat(tap, "tx_dropped");
 	c->udp_in_errors = udp_in_errors();
@@ -701,6 +702,8 @@ void json_counters(const struct counters *a, const struct counters *b)
 {
 	json_u64("tap_rx_packets", b->rx_packets - a->rx_packets);
 	json_u64("tap_rx_dropped", b->rx_dropped - a->rx_dropped);
+	json_u64("tap_rx_frame_errors",
+		 b->rx_frame_errors - a->rx_frame_errors);
 	json_u64("tap_tx_packets", b->tx_packets - a->tx_packets);
 	json_u64("tap_tx_dropped", b->tx_dropped - a->tx_dropped);
 	json_u64("udp_in_errors", b->udp_in_errors - a->udp_in_errors);

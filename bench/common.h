@@ -105,8 +105,8 @@ size_t malformed_frame(uint8_t *buf, size_t max, size_t hdr_len,
 void json_kinds(const char *suffix, const uint64_t count[MF_KINDS]);
 
 struct counters {
-	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;
-	uint64_t udp_in_errors;
+	uint64_t rx_packets, rx_dropped, rx_frame_errors;
+	uint64_t tx_packets, tx_dropped, udp_in_errors;
 };
 
 uint64_t read_stat(const char *dev, const char *name);

@@ -270,20 +270,25 @@ run_case() {
 			"$([ $rc = 0 ] && echo true || echo false)" "$(j '"accepted \(.accepted)"' /tmp/w.json)$(tr -d '"\n' </tmp/w.err)" ;;
 	malformed-vhost-xdp_batch | malformed-vhost-msg_more)	# the corpus through vhost-net
 		local sb=unlimited; [ "$1" = malformed-vhost-msg_more ] && sb=limited
-		# Frames refused before an skb exists count nowhere: by
-		# tun_get_user()'s header checks (-EINVAL, which vhost-net
-		# drops), by vhost_net_build_xdp()'s on the XDP-batch path, and
-		# on base by tun_xdp_one()'s short-frame check.  Reported, not
-		# failed on, until they are counted.
-		local lost_ok="lost: refused by header checks before any skb, uncounted (not fixed yet)"
+		# tun_get_user() refuses some frames before it has an skb (a
+		# header past the frame, a frame shorter than ETH_HLEN) with
+		# -EINVAL, which vhost-net drops: counted nowhere in net; Jon
+		# Kohler's net-next "tun: correct drop statistics in
+		# tun_get_user" counts them.  On base a tap also reports no frame
+		# errors (tap-stats) and tun_xdp_one() drops short frames
+		# uncounted (accounting).  Reported, not failed on.
+		local lost_ok=
+		[ "$1" = malformed-vhost-msg_more ] &&
+			lost_ok="lost: refused by tun_get_user() before any skb, uncounted (net-next)"
+		[ -n "$base" ] && lost_ok="lost: short frames and frame errors, uncounted or unreported (base)"
 		tap vnet_hdr
 		./vhost --mode tx --tap tap0 --sndbuf $sb --burst 64 --malformed 2 --packets "$frames" \
 			--timeout 600 >/tmp/v.json 2>/tmp/v.err
-		local rc=$? fe; fe=$(tap_stat rx_frame_errors)
+		local rc=$?
 		# No socket takes malformed frames: tun delivered, dropped or
 		# counted a bad virtio-net header, each frame once.
-		record "$1" "$(j .packets /tmp/v.json)" 0 "$(($(j .tap_rx_dropped /tmp/v.json) + fe))" \
-			"$(($(j '.packets - .tap_rx_packets - .tap_rx_dropped' /tmp/v.json) - fe))" \
+		record "$1" "$(j .packets /tmp/v.json)" 0 "$(j '.tap_rx_dropped + .tap_rx_frame_errors' /tmp/v.json)" \
+			"$(j '.packets - .tap_rx_packets - .tap_rx_dropped - .tap_rx_frame_errors' /tmp/v.json)" \
 			"$([ $rc = 0 ] && echo true || echo false)" \
 			"$(j '"\(.kept_from_vhost) frames adjusted to pass vhost-net'"'"'s own checks"' /tmp/v.json)$(tr -d '"\n' </tmp/v.err)" ;;
 	failslab-write)	# skb allocations of the writer fail at random

@@ -44,8 +44,16 @@ mkdir -p "$BUILD/robust"
 for k in "${kernels[@]}"; do
 	# What is built now is what is tested, whatever moves meanwhile.
 	id=$(run_id "$k")
-	case $k in stack*) stack_checkout "$fixes" ;; esac
-	"$TOP/scripts/build.sh" "$k" >&2
+	boot=$k
+	case $k in stack*)
+		stack_checkout "$fixes"
+		# A cut that is the whole series (its last series is a `net`
+		# one) is the series kernel: boot that, not a second build of
+		# the same tree.
+		[ "$(tgit rev-parse "stack/$fixes^{tree}")" != "$(tgit rev-parse 'series^{tree}')" ] ||
+			boot=${k#stack-} boot=${boot/#stack/series} ;;
+	esac
+	"$TOP/scripts/build.sh" "$boot" >&2
 	d=$BUILD/robust/$k
 	# Some cases alone (ROBUST_CASES) keep a folder of their own: in the
 	# table a case's row is from whichever ran later.
@@ -54,7 +62,7 @@ for k in "${kernels[@]}"; do
 	say "robust: $k ($size: $n packets, $frames malformed frames a case)"
 	known=()
 	case $k in base*) known=(--base) ;; esac
-	"$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$d" -- \
+	"$TOP/scripts/guest.sh" -k "$boot" -m tcg -t $limit -o "$d" -- \
 		"$TOP/bench/robust.sh" "${known[@]}" $n $frames ${ROBUST_CASES:-} >"$d.log" 2>&1 ||
 		{ echo "not ok robust/$k/guest # $(grep -m1 -E '^guest:' "$d.log" ||
 			echo "robust.sh exited $(cat "$d/status" 2>/dev/null)")"; rc=1; }
