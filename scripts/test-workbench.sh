@@ -351,7 +351,7 @@ else
 	echo "not ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
 fi
 if grep -q '^reader-stall false 0 10 .*overcounted: 10 packets counted twice' <<<"$got"; then
-	echo "ok workbench/robust-overcounted # $(grep '^reader-stall false 0' <<<"$got")"
+	echo "ok workbench/robust-overcounted # $(grep '^reader-stall false 0 10 ' <<<"$got")"
 else
 	echo "not ok workbench/robust-overcounted # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
 fi
