@@ -146,16 +146,16 @@ rows_tun_drops() {
 		}' "$2"
 }
 # A kselftest harness program: the first line a case logged
-# ("# PROG.c:LINE:TEST:WHAT") says why it failed.  Its cases are named
-# FIXTURE.TEST, the fixture PROG unless a fourth argument names it.
-rows_harness() { # rows_harness PROG KERNEL KTAP [FIXTURE]
-	awk -v p="$1" -v k="$2" -v f="${4:-$1}" '
+# ("# PROG.c:LINE:TEST:WHAT") says why it failed; a case's result line
+# names it FIXTURE[.VARIANT].TEST, whatever the fixture is called.
+rows_harness() { # rows_harness PROG KERNEL KTAP
+	awk -v p="$1" -v k="$2" '
 		/^# +RUN / { split($3, c, "."); cs = c[1] "." c[2]; why = "" }
 		$0 ~ "^# +" p "\\.c:[0-9]+:" && why == "" {
 			why = $0; sub("^# +" p "\\.c:[0-9]+:[^:]*:", "", why)
 			gsub(/\|/, "\\|", why)
 		}
-		$0 ~ "^(not )?ok [0-9]+ " f "\\." {
+		/^(not )?ok [0-9]+ [A-Za-z0-9_]+\./ {
 			r = $1 == "ok" ? "pass" : "fail"
 			if (/# SKIP/) r = "skip"
 			print "| " cs " | " k " | " r " | " (r == "fail" ? why : "") " |"
@@ -164,7 +164,7 @@ rows_harness() { # rows_harness PROG KERNEL KTAP [FIXTURE]
 rows_tun_vhost() { rows_harness tun_vhost "$@"; }
 # rmnet_ack: a run that took its guest down has its row made below
 rows_rmnet_ack() { rows_harness rmnet_ack "$@"; }
-rows_tun() { rows_harness tun "$@" tun_vnet_gso; }
+rows_tun() { rows_harness tun "$@"; }
 # route_hint_saddr.sh: "TEST: DEV: WHAT (N of M frames forwarded)  [ OK ]",
 # or "(N route lookups)"
 rows_route_hint_saddr() {
