@@ -77,7 +77,8 @@ bench: $(BUILD)/series.head
 	scripts/bench.sh $(SCENARIO)
 
 ## robustness the robustness matrix on the debug kernels of base, base with the
-##            `net` fixes and series; writes results/robustness.md
+##            `net` fixes (unless a `net` series ends the stack) and series;
+##            writes results/robustness.md
 robustness: $(BUILD)/series.head
 	scripts/robust.sh
 
@@ -96,7 +97,10 @@ drops: $(BUILD)/series.head
 	scripts/drops.sh
 
 ## drops-debug the same on the debug kernels (KASAN, lockdep, kmemleak);
-##            writes results/drops-debug.md (drops-vhost-tx-debug.md)
+##            writes results/drops-debug.md (drops-vhost-tx-debug.md); and
+##            for STACK=napi-lockdep, tun_vhost with rx-frames then
+##            IFF_NAPI in one guest, whose console must show no lockdep
+##            report, results/napi-lockdep-debug.md
 drops-debug: $(BUILD)/series.head
 	scripts/drops.sh --debug
 
