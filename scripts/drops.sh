@@ -193,28 +193,29 @@ for k in "${kernels[@]}"; do
 	name=base
 	[ "$k" = "${kernels[1]}" ] && name=$CUT
 	for v in "${runs[@]}"; do
-		out=$BUILD/guest/drops-$k${v:+-$v}
+		out=$BUILD/guest/drops-$k${v:+-$v} console="pass | "
 		say "drops: $test${v:+ -v $v} on $name ($k)"
 		if ! "$TOP/scripts/guest.sh" -k "$k" -m tcg -t $limit -o "$out" -- \
 			bash -c 'cd "$1" && export TESTS=$3 && timeout -s KILL $4 "./$2" "${@:5}" \
 				>"$GUEST_OUT/${2##*/}.ktap" 2>&1; echo $? >"$GUEST_OUT/${2##*/}.rc"' \
 			run "$bin/net" "$test" "$tests" $((limit - 300)) "${args[@]}" ${v:+-v "$v"} >/dev/null; then
-			[ -z "$console_row" ] || {
-				echo "| $prog (console) | $name | fail | guest: $(console_splat "$out/console" | sed 's/|/\\|/g') |" >>"$rows"
-				"$rows_of" "$name" "$out/$prog.ktap" >>"$rows"
-				continue
-			}
+			# with a console row, the console is the verdict
+			if [ -n "$console_row" ]; then
+				console="fail | guest: $(console_splat "$out/console" | sed 's/|/\\|/g')"
 			# a run of its own may take its guest down: that is its row
-			[ -n "$v" ] || die "the $name guest crashed, hung or splatted (console: $out/console)"
-			splat=$(console_splat "$out/console")
-			last=$(grep -m1 -o 'Kernel panic - not syncing: .*' "$out/console" || true)
-			echo "| $prog.$v | $name | fail | guest: ${splat:-no status}${last:+; $last} |" >>"$rows"
-			[ "$name" = base ] || rc=1
-			continue
+			elif [ -z "$v" ]; then
+				die "the $name guest crashed, hung or splatted (console: $out/console)"
+			else
+				splat=$(console_splat "$out/console")
+				last=$(grep -m1 -o 'Kernel panic - not syncing: .*' "$out/console" || true)
+				echo "| $prog.$v | $name | fail | guest: ${splat:-no status}${last:+; $last} |" >>"$rows"
+				[ "$name" = base ] || rc=1
+				continue
+			fi
 		fi
 		[ "$name" = base ] || [ "$(cat "$out/$prog.rc" 2>/dev/null)" = 0 ] ||
 			{ echo "drops.sh: $test exited $(cat "$out/$prog.rc" 2>/dev/null) on $name" >&2; rc=1; }
-		[ -z "$console_row" ] || echo "| $prog (console) | $name | pass |  |" >>"$rows"
+		[ -z "$console_row" ] || echo "| $prog (console) | $name | $console |" >>"$rows"
 		"$rows_of" "$name" "$out/$prog.ktap" >>"$rows"
 	done
 done

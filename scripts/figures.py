@@ -109,14 +109,15 @@ def git(*args, stdin=None, env=None):
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+def series_lines():
+    """The series file's lines, each NAME TREE [NEEDS...] split, bottom first."""
+    lines = (line.split("#")[0].split() for line in read(os.path.join(TOP, "series")).splitlines())
+    return [f for f in lines if f]
+
+
 def stack():
     """The series file: (name, [series it needs]), bottom first."""
-    out = []
-    for line in read(os.path.join(TOP, "series")).splitlines():
-        f = line.split("#")[0].split()
-        if f:
-            out.append((f[0], f[2:]))
-    return out
+    return [(f[0], f[2:]) for f in series_lines()]
 
 
 def below(name):
@@ -153,8 +154,7 @@ def expected(cmd):
     if what == "profile-lists":
         return [git("rev-parse", f"{r}^{{tree}}") for r in ("base", "series")]
     if what == "robustness":
-        fixes = [f[0] for f in map(str.split, open(os.path.join(TOP, "series")))
-                 if len(f) > 1 and f[1] == "net" and not f[0].startswith("#")][-1]
+        fixes = [f[0] for f in series_lines() if f[1] == "net"][-1]
         trees = [git("rev-parse", f"{r}^{{tree}}") for r in ("base", f"stack/{fixes}", "series")]
         return list(dict.fromkeys(trees))
     if what != "bench":

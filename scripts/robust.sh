@@ -58,11 +58,9 @@ for k in "${kernels[@]}"; do
 	boot=$k
 	case $k in stack*)
 		stack_checkout "$fixes"
-		# A cut that is the whole series (its last series is a `net`
-		# one) is the series kernel: boot that, not a second build of
-		# the same tree.
-		[ "$(tgit rev-parse "stack/$fixes^{tree}")" != "$(tgit rev-parse 'series^{tree}')" ] ||
-			boot=${k#stack-} boot=${boot/#stack/series} ;;
+		# A cut that is the whole series is the series kernel: boot
+		# that, not a second build of the same tree.
+		[ -z "$whole" ] || boot=${k#stack-} boot=${boot/#stack/series} ;;
 	esac
 	"$TOP/scripts/build.sh" "$boot" >&2
 	d=$BUILD/robust/$k
