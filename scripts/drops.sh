@@ -99,11 +99,9 @@ wt=$STACK_TREE
 # keeps (scripts/figures.py checks the tree)
 at() { git -C "$1" log -1 --abbrev=12 --format='"%s" (tree %t)' HEAD; }
 cut=$(at "$wt")
-# A cut that is the whole series (its last series is a `net` one) boots the
-# series kernels, which make test has built, rather than a second build of
-# the same tree.
-if [ -z "$(tgit status --porcelain --untracked-files=no)" ] &&
-	[ "$(git -C "$wt" rev-parse HEAD^{tree})" = "$(tgit rev-parse HEAD^{tree})" ]; then
+# A cut that is the whole series boots the series kernels, which make test
+# has built.
+if is_series "$(git -C "$wt" rev-parse 'HEAD^{tree}')"; then
 	case ${kernels[1]} in stack) kernels[1]=series ;; *) kernels[1]=debug ;; esac
 	[ "$hdr" = stack ] && hdr=series
 	[ "$hdr" = stack-debug ] && hdr=debug

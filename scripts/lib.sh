@@ -48,6 +48,16 @@ stack_names() { stack | awk '{ print $1 }'; }
 series_field() { stack | awk -v n="$1" -v f="$2" '$1 == n { print $f }'; }
 series_tree() { series_field "$1" 2; }
 series_needs() { stack | awk -v n="$1" '$1 == n { for (i = 3; i <= NF; i++) print $i }'; }
+# The last `net` series of the stack: the cut make test's drops steps run
+# on, and make robustness's fixes kernel.
+last_net() { stack | awk '$2 == "net" { n = $1 } END { print n }'; }
+# is_series TREE: the series kernels (build.sh's series and debug), built
+# from the series tree's checkout, are of tree TREE: it is the checkout's,
+# with nothing uncommitted.
+is_series() {
+	[ "$1" = "$(tgit rev-parse 'HEAD^{tree}')" ] &&
+		[ -z "$(tgit --no-optional-locks status --porcelain --untracked-files=no)" ]
+}
 # The ref just below series NAME on the stack: the series before it, or base.
 series_below() {
 	local prev

@@ -24,7 +24,7 @@ case ${1:-} in
 --table) table_only=1; shift ;;
 esac
 all=(base-debug stack-debug debug)
-fixes=${ROBUST_STACK:-$(stack | awk '$2 == "net" { n = $1 } END { print n }')}
+fixes=${ROBUST_STACK:-$(last_net)}
 # With a `net` series last, the cut after it is the whole series: the
 # fixes kernel is the series kernel, and its rows would be the series'
 # rows a second time.

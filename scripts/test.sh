@@ -61,7 +61,7 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	# Each `net` series' selftest fails on base and passes with the `net`
 	# series: one kernel, the stack cut after the last of them (make drops:
 	# on each series' own cut, into results/).
-	net=$(stack | awk '$2 == "net" { n = $1 } END { print n }')
+	net=$(last_net)
 	STACK=accounting CUT=$net step drops "$TOP/scripts/drops.sh"
 	STACK=vhost-tx CUT=$net step drops-vhost-tx "$TOP/scripts/drops.sh"
 	STACK=route-hint CUT=$net step drops-route-hint "$TOP/scripts/drops.sh"
