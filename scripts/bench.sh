@@ -2,7 +2,9 @@
 # bench.sh [--smoke] SCENARIO|all: run bench scenarios on the base and series
 # kernels and write results/<scenario>.{json,md} (scripts/report.py).
 # MODE=icount (default where KVM does not work): one vCPU, figures are guest
-#   instructions per packet, two boots per kernel to show they repeat;
+#   instructions per packet, two boots per kernel to show they repeat (five
+#   where bench/seeds.json names rows that follow timing, which report.py
+#   shows with their spread over those five);
 #   PACKETS a case (default 20,000; five times that in s000 and s003).
 # MODE=kvm (default where the KVM probe boots): wall-clock pps, 5 boots.
 #   KVM_STANDIN=tcg runs that pipeline, -smp 2 and all, under TCG: a test of
@@ -96,7 +98,7 @@ make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 runs=$BUILD/bench${smoke:+-smoke}${KVM_STANDIN:+-standin}$runs_tag
 # kernel_runs K: every scenario's boots of kernel K; fails if one did
 kernel_runs() {
-	local k=$1 s r d ns c rc=0
+	local k=$1 s r d ns nr c rc=0
 	# (called as a condition, so set -e does not stop it here)
 	[ -z "${EACH:-}" ] || build_kernel "$k" || return 1
 	for s in "${scenarios[@]}"; do
@@ -109,10 +111,15 @@ kernel_runs() {
 		# that follow timing, seeds.json).
 		ns=$n
 		case $mode-$smoke-$s in icount--s000 | icount--s003 | icount--tcp-stream) ns=$((n * 5)) ;; esac
-		for r in $(seq "$reps"); do
+		nr=$reps
+		if [ "$mode-$smoke" = icount- ] && jq -e --arg s "$s" '.[$s].timing_cases // [] | length > 0' \
+			"$TOP/bench/seeds.json" >/dev/null; then
+			nr=5
+		fi
+		for r in $(seq "$nr"); do
 			d=$runs/$s/$k-$r
 			mkdir -p "$runs/$s"
-			say "bench: $s on $k ($mode, run $r of $reps, $ns packets)"
+			say "bench: $s on $k ($mode, run $r of $nr, $ns packets)"
 			if "$TOP/scripts/guest.sh" -k "$(kind "$k")" -m "${KVM_STANDIN:-$mode}" \
 				-t 1500 -o "$d" -- "${cpu[@]}" "$TOP/bench/run.sh" "$s" "$ns" \
 				>"$d.log" 2>&1; then

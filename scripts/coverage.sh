@@ -70,7 +70,7 @@ tgit diff --no-ext-diff --no-color --src-prefix=a/ --dst-prefix=b/ -U0 \
 	base -- "${files[@]}" >"$w/series.diff"
 /usr/bin/python3 "$TOP/scripts/coverage.py" --tree "$tree" \
 	--diff "$w/series.diff" --workloads "$log" --guests ${#runs[@]} \
-	--series "$(tgit log -1 --abbrev=12 --format='%h %s')$(tgit diff --quiet ||
+	--series "$(tgit log -1 --abbrev=12 --format='"%s" (tree %t)')$(tgit diff --quiet ||
 		echo ', with uncommitted changes')" \
 	--reasons "$TOP/scripts/coverage.reasons" \
 	--out "$TOP/results/coverage.md" "$json"/*.json.gz "${files[@]}"

@@ -24,6 +24,8 @@ while getopts k:n:t:o: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || die "usage: profile.sh [-k kernel] [-n packets] [-t secs] [-o name] -- command"
+[ -z "$name" ] || [[ $kernel != */* ]] ||
+	die "-o $name: a table names the tree it measured, which a bzImage path does not say: -k KERNEL"
 # A path to a bzImage has a slash; "series" is also the name of a file here.
 if [[ $kernel = */* ]] && [ -f "$kernel" ]; then
 	kernel=$(realpath "$kernel")	# guest.sh runs from bench/
@@ -37,9 +39,14 @@ mark=$(awk '$3 == "__x64_sys_getrusage" { print $1 }' "$map")
 make -s -C "$TOP/bench" >&2 || die "bench programs do not build"
 runs=$BUILD/profile/${name:-run}
 mkdir -p "$runs"
-# the tree measured, for scripts/listcost.py to name
+# the tree measured, for scripts/listcost.py and the table to name
 rm -f "$runs/tree"
-case $kernel in base) src=$BASE_TREE ;; series) src=$TREE ;; *) src= ;; esac
+case $kernel in
+base*) src=$BASE_TREE ;;
+stack*) src=$STACK_TREE ;;
+*/*) src= ;;
+*) src=$TREE ;;
+esac
 [ -z "$src" ] || git -C "$src" rev-parse --short=12 'HEAD^{tree}' >"$runs/tree"
 for p in "$n" $((3 * n)); do
 	d=$runs/$p
@@ -53,4 +60,5 @@ for p in "$n" $((3 * n)); do
 done
 python3 "$TOP/scripts/profile.py" --map "$map" --areas \
 	${name:+--out "$TOP/results/profile-$name.md" --command "$cmdline"} \
+	--kernel "$(basename "$kernel")" ${src:+--tree "$(cat "$runs/tree")"} \
 	"$runs/$n" "$runs/$((3 * n))"

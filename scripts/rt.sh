@@ -12,7 +12,7 @@
 [ $# = 0 ] || die "usage: rt.sh (no arguments; the series is the one built)"
 unset ROBUST_CASES	# every case, in build/robust/rt
 # What is built now is what is tested, whatever moves meanwhile.
-series=$(tgit log -1 --abbrev=12 --format='%h %s' series)
+series=$(tgit log -1 --abbrev=12 --format='"%s" (tree %t)' series)
 "$TOP/scripts/build.sh" rt >&2
 grep -qx 'CONFIG_PREEMPT_RT=y' "$(kout rt)/.config" || die "rt: not a PREEMPT_RT kernel"
 d=$BUILD/rt-run
