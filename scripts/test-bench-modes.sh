@@ -123,18 +123,24 @@ sed -i '/skipped/d' "$fake/s004/series-3/results.jsonl"
 expect report-incomplete-run 'series-3/results.jsonl has no case .b. and skipped nothing' \
 	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$fake" --mode native --out "$tmp/fake-out" \
 	--command test s004
-# An icount figure that did not repeat (two boots 2% apart) fails the
-# report, which then writes nothing.
-/usr/bin/python3 - "$tmp/icount" <<'EOP'
+# fake_boots DIR SCENARIO CASE RESULT: two icount boots of each kernel
+# that ran CASE alone, its figure 2% apart between them
+fake_boots() {
+	/usr/bin/python3 - "$@" <<'EOP'
 import json, os, sys
+top, scen, case, res = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 for side in ("base", "series"):
     for rep in (1, 2):
-        d = f"{sys.argv[1]}/s004/{side}-{rep}"
+        d = f"{top}/{scen}/{side}-{rep}"
         os.makedirs(d)
         with open(f"{d}/results.jsonl", "w") as f:
-            print(json.dumps({"scenario": "s004", "case": "a", "params": {},
-                              "result": {"packets": 1000, "ns": 1000 * (5000 + 100 * rep)}}), file=f)
+            print(json.dumps({"scenario": scen, "case": case, "params": {},
+                              "result": dict(res, ns=res["packets"] * (5000 + 100 * rep))}), file=f)
 EOP
+}
+# An icount figure that did not repeat (two boots 2% apart) fails the
+# report, which then writes nothing.
+fake_boots "$tmp/icount" s004 a '{"packets": 1000}'
 expect report-unrepeated 'did not repeat within 0.5%, nothing written: s004/a/base' \
 	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$tmp/icount" --mode icount \
 	--out "$tmp/icount-out" --command test s004
@@ -143,17 +149,8 @@ expect report-unrepeated 'did not repeat within 0.5%, nothing written: s004/a/ba
 
 # A row seeds.json names as following timing leaves the check only with
 # its spread over five boots of each kernel: over two, the report refuses.
-/usr/bin/python3 - "$tmp/timing" <<'EOP'
-import json, os, sys
-for side in ("base", "series"):
-    for rep in (1, 2):
-        d = f"{sys.argv[1]}/tcp-stream/{side}-{rep}"
-        os.makedirs(d)
-        with open(f"{d}/results.jsonl", "w") as f:
-            print(json.dumps({"scenario": "tcp-stream", "case": "tso on, 4 flows", "params": {},
-                              "result": {"role": "stream", "packets": 100, "bytes": 102400,
-                                         "ns": 1000 * (5000 + 100 * rep)}}), file=f)
-EOP
+fake_boots "$tmp/timing" tcp-stream "tso on, 4 flows" \
+	'{"role": "stream", "packets": 100, "bytes": 102400}'
 expect report-timing-two-boots 'timing row is left out of the check only over 5 boots of each kernel, nothing written: tcp-stream/tso on, 4 flows/base: 2' \
 	/usr/bin/python3 "$TOP/scripts/report.py" --runs "$tmp/timing" --mode icount \
 	--out "$tmp/timing-out" --command test tcp-stream
