@@ -191,16 +191,17 @@ def expected(cmd):
 
 
 def kernel_trees(kernel):
-    """The tree a kernel of build.sh (a profile's or a fuzz run's) is of
-    today: base's for base and base-debug; for stack and stack-debug, which
-    build the cut checked out, the set of every cut's; else the series'."""
+    """The set of trees a kernel of build.sh (a profile's or a fuzz run's)
+    may be of today: base's for base and base-debug; for stack and
+    stack-debug, which build the cut checked out, every cut's; else the
+    series'."""
     if kernel.startswith("base"):
-        return git("rev-parse", "base^{tree}")
+        return {git("rev-parse", "base^{tree}")}
     if kernel.startswith("stack"):
         return {git("rev-parse", f"stack/{n}^{{tree}}") for n, _ in stack()}
     if "/" in kernel:
         raise ValueError(f"-k {kernel}: a bzImage of no tree here")
-    return git("rev-parse", "series^{tree}")
+    return {git("rev-parse", "series^{tree}")}
 
 
 def fuzz_stale(text):
@@ -214,8 +215,7 @@ def fuzz_stale(text):
         t = TREE.search(code)
         if not t:
             return f"`make fuzz` names no tree for {k}: make it again"
-        want = kernel_trees(k.split()[0])
-        if not any(w.startswith(t.group(1)) for w in (want if isinstance(want, set) else {want})):
+        if not any(w.startswith(t.group(1)) for w in kernel_trees(k.split()[0])):
             return f"{k} ran tree {t.group(1)}, which `make fuzz` does not run today: make it again"
     return None
 

@@ -246,7 +246,8 @@ def markdown(doc, seed):
     if mode == "icount":
         worst = max([spread(r) for r in doc["cases"]
                      if not lossy(r) and not timed(r, seed)], default=0)
-        L += ["", f"Repeatability: largest spread between the {boots(doc)} boots of a kernel "
+        n = boots(doc)
+        L += ["", f"Repeatability: largest spread between the {n} boots of a kernel "
               f"{worst:.3f}% (limit {SPREAD_LIMIT}%, lossless rows"
               f"{' not marked (timing)' if any(timed(r, seed) for r in doc['cases']) else ''}).", "",
               "To repeat so, each generator starts once its consumer sleeps, on a "
@@ -257,7 +258,7 @@ def markdown(doc, seed):
               "generator and a consumer take turns on the vCPU, run five times as many "
               "packets (README, Measuring)."]
         if worst > SPREAD_LIMIT:
-            L += ["", f"†: the {boots(doc)} boots of a kernel differ by more than {SPREAD_LIMIT}% "
+            L += ["", f"†: the {n} boots of a kernel differ by more than {SPREAD_LIMIT}% "
                   "(figure: their mean); read these rows as ±(spread)."]
         if any(k.endswith("_per_pkt") and k not in ("csw_per_pkt", "worker_csw_per_pkt")
                for r in doc["cases"] for k in r["base"]):
@@ -266,7 +267,7 @@ def markdown(doc, seed):
                   "instructions), over a fifth of the packets."]
         if any(timed(r, seed) for r in doc["cases"]):
             L += ["", f"(timing, ±spread): {seed['timing_why']} Such a row is shown with "
-                  f"its spread over its {boots(doc)} boots of each kernel and left out of "
+                  f"its spread over its {n} boots of each kernel and left out of "
                   "the repeatability check."]
         if any(lossy(r) for r in doc["cases"]):
             L += ["", "(lossy, ±spread): on every boot the tap dropped packets that the "
