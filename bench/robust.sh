@@ -30,8 +30,15 @@ sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 dmesg -C
 
 tap() { ip tuntap add dev tap0 mode tap "$@" && ip link set tap0 up; }
-# j FILTER FILE: a figure of a program's JSON (0 when it printed none)
-j() { local v; v=$(jq -r "$1" "$2" 2>/dev/null); echo "${v:-0}"; }
+# j FILTER FILE: a figure of a program's JSON.  Where the program printed
+# none, or not that figure, 0, and the case fails (record): a ledger
+# missing a term would read as nothing lost.
+j() {
+	local v
+	v=$(jq -er "$1" "$2" 2>/dev/null) && [ -n "$v" ] ||
+		{ echo "no $1 in $2" >>/tmp/j.err; v=0; }
+	echo "$v"
+}
 tap_stat() { cat /sys/class/net/tap0/statistics/"$1"; }
 # ip_in: the packets IPv4 has taken in (InReceives)
 ip_in() { awk '$1 == "Ip:" && $4 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp; }
@@ -53,7 +60,8 @@ unhandled() {
 	echo 0 >$ev/filter
 }
 # qdisc_drops: what tap0's root qdisc has dropped (an mq root: its children)
-qdisc_drops() { j '.[0].drops // 0' <(tc -s -j qdisc show dev tap0); }
+# (through a file: the guest's devtmpfs has no /dev/fd for a <(...))
+qdisc_drops() { tc -s -j qdisc show dev tap0 >/tmp/qdisc.json; j '.[0].drops // 0' /tmp/qdisc.json; }
 
 # churn CMD: eval CMD over and over while the process $target runs, in the
 # background; its pid in $churn
@@ -84,6 +92,9 @@ record() {
 	[ "$splats" = 0 ] || dmesg | grep -m1 -A20 -E "$splat" >&2
 	dmesg -C
 	[ "$splats" = 0 ] && [ "$leaks" = 0 ] || ok=false
+	if [ -s /tmp/j.err ]; then
+		ok=false note="${note:+$note; }$(tr -d '"' </tmp/j.err | paste -sd ';')"
+	fi
 	if [ "$ledger" = - ]; then
 		lost=null over=null note="${note:+$note; }$unmeasured"
 	elif [ "$ledger" -lt 0 ]; then
@@ -344,7 +355,14 @@ run_case() {
 
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all[@]}")
+# A case that wrote no line checked nothing: the run fails, whichever
+# case it was.
+rc=0
 for c in "${cases[@]}"; do
 	echo "robust: $c" >&2
-	run_case "$c"
+	rm -f /tmp/j.err
+	lines=$(cat "$out" 2>/dev/null | wc -l)
+	run_case "$c" || rc=1
+	[ "$(cat "$out" 2>/dev/null | wc -l)" -gt "$lines" ] || { echo "robust: $c wrote no result" >&2; rc=1; }
 done
+exit $rc

@@ -15,6 +15,16 @@ expect() { # expect NAME PATTERN CMD...: CMD fails and says PATTERN
 	fi
 }
 
+# A make test step that printed no result line checked nothing: it
+# fails, whatever its exit status.
+got=$(log=$tmp/steps.log times=$tmp/steps.times; : >"$log"
+	. "$TOP/scripts/steps.sh"; run quiet true >/dev/null 2>&1; cat "$log")
+if [ "$got" = "not ok quiet # printed no result (exit status 0)" ]; then
+	echo "ok workbench/step-no-result # $got"
+else
+	echo "not ok workbench/step-no-result # ${got:-no line}"
+fi
+
 head -c 4096 /dev/urandom >"$tmp/corrupt.tar.xz"
 expect corrupt-tarball 'sha256 [0-9a-f]+, expected' \
 	env BUILD="$tmp/b" LINUX_SRC_TARBALL="$tmp/corrupt.tar.xz" "$TOP/scripts/base.sh"
@@ -32,6 +42,25 @@ expect drops-cut-below 'CUT=accounting: the stack cut after accounting does not 
 expect drops-alone-and-cut 'ALONE=1 and CUT=wakeup: one or the other' \
 	env STACK=route-hint ALONE=1 CUT=wakeup "$TOP/scripts/drops.sh"
 expect kunit-no-guest "no guest folder $tmp/none" "$TOP/scripts/kunit.sh" "$tmp/none"
+# The series' own KUnit cases skipped (no BPF in that kernel, say)
+# tested nothing: they must pass.
+mkdir -p "$tmp/kg/kunit"
+cat >"$tmp/kg/kunit/$KUNIT_SUITE.ktap" <<EOF
+KTAP version 1
+1..1
+    KTAP version 1
+    # Subtest: $KUNIT_SUITE
+    1..3
+        KTAP version 1
+        # Subtest: probe_test_run
+        ok 1 tcp # SKIP no BPF
+    ok 1 probe_test_run # SKIP
+    ok 2 probe_test_keeps_header # SKIP no BPF
+    ok 3 other_test
+ok 1 $KUNIT_SUITE
+EOF
+expect kunit-skipped "not ok kunit/$KUNIT_SUITE/probe_test_run # not run, or skipped" \
+	"$TOP/scripts/kunit.sh" "$tmp/kg"
 expect coverage-args 'usage: coverage.sh' "$TOP/scripts/coverage.sh" extra
 # a profile's table names the tree it measured: not one of a bare bzImage
 mkdir -p "$tmp/img/arch/x86/boot" && : >"$tmp/img/arch/x86/boot/bzImage"
@@ -111,6 +140,13 @@ read -r b s c < <(grep '^| msg_more rx-frames [0-9]* |' "$t" | cut -d'|' -f3-5 |
 sed -E "s/^(  rx-frames 32: +)[0-9,]+ -> +[0-9,]+ +\([^)]*\)/\1$b -> $s  ($c)/" "$p" >"$tmp/fig/rx-list/wrong-row.patch"
 expect figures-wrong-row "$b -> $s \(${c//+/\\+}\) \(a row of 32\) is in no table" \
 	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/rx-list/wrong-row.patch"
+# rx-frames 64 quoting the iotlb row's figures: the numbers of the
+# label are the iotlb row's too, but "rx-frames 64" picks the row that
+# says least beside it, msg_more's.
+read -r b s c < <(grep '^| iotlb msg_more rx-frames 64 |' "$t" | cut -d'|' -f3-5 | tr '|' ' ')
+sed -E "s/^(  rx-frames 64: +)[0-9,]+ -> +[0-9,]+ +\([^)]*\)/\1$b -> $s  ($c)/" "$p" >"$tmp/fig/rx-list/wrong-words.patch"
+expect figures-wrong-words "$b -> $s \(${c//+/\\+}\) \(a row of 64\) is in no table" \
+	/usr/bin/python3 "$TOP/scripts/figures.py" "$tmp/fig/rx-list/wrong-words.patch"
 # A counted run whose case got no packets (a stalled boot): report.py says
 # so in one line and writes nothing, where it divided by zero.
 mkdir -p "$tmp/zero/s003/base-1" "$tmp/zero/s003/series-1" "$tmp/zero/out"
@@ -339,13 +375,18 @@ fi
 rm -rf "$tc"
 # A robustness case whose generator sends nothing, or fails, fails:
 # sent = read = lost = 0 tested nothing.  And one whose readers read
-# more than was sent fails as overcounted, not as lost 0.  (bench/
-# copied: its gso sends nothing and exits 0 the first time, exits 3 the
-# next, then sends 10; its reader reads nothing twice, then 20.  A clean
-# checkout has not built them yet: rm, and chmod.)  A malformed-input
-# case takes the tap's frame errors from the driver's counts, over the
-# same span as its other counts: its vhost reports 3 of 10 frames as
-# frame errors, which the tap itself never shows (lost 0, not 3).
+# more than was sent fails as overcounted, not as lost 0, and for that
+# alone (its qdisc's drops were read: a <(...) finds no /dev/fd in the
+# guest).  (bench/ copied: its gso sends nothing and exits 0 the first
+# time, exits 3 the next, then sends 10; its reader reads nothing twice,
+# then 20.  A clean checkout has not built them yet: rm, and chmod.)  A
+# malformed-input case takes the tap's frame errors from the driver's
+# counts, over the same span as its other counts: its vhost reports 3 of
+# 10 frames as frame errors, which the tap itself never shows (lost 0,
+# not 3).  A case whose ledger misses a term fails, where it read as
+# lost 0: that vhost prints no "received" for rx-frames-churn.  And a
+# case that wrote no line (an unknown one) fails the run, wherever it
+# stands.
 rb=$tmp/rbench
 cp -r "$TOP/bench" "$rb"
 rm -f "$rb/gso" "$rb/reader" "$rb/vhost"
@@ -368,7 +409,8 @@ EOF2
 chmod +x "$rb/gso" "$rb/reader" "$rb/vhost"
 "$TOP/scripts/guest.sh" -k base -m tcg -t 180 -o "$tmp/g5" -- \
 	"$rb/robust.sh" 10 0 txqlen-churn reader-stall reader-stall malformed-vhost-xdp_batch \
-	>"$tmp/g5.log" 2>&1
+	no-such-case rx-frames-churn >"$tmp/g5.log" 2>&1
+st=$?
 got=$(jq -r '"\(.case) \(.ok) \(.lost) \(.overcounted) \(.note)"' "$tmp/g5/robustness.jsonl" 2>/dev/null)
 if grep -q '^txqlen-churn false .*the generator sent nothing' <<<"$got" &&
 	grep -q '^reader-stall false .*the generator exited 3' <<<"$got"; then
@@ -376,7 +418,7 @@ if grep -q '^txqlen-churn false .*the generator sent nothing' <<<"$got" &&
 else
 	echo "not ok workbench/robust-sent-nothing # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
 fi
-if grep -q '^reader-stall false 0 10 .*overcounted: 10 packets counted twice' <<<"$got"; then
+if grep -qx 'reader-stall false 0 10 overcounted: 10 packets counted twice' <<<"$got"; then
 	echo "ok workbench/robust-overcounted # $(grep '^reader-stall false 0 10 ' <<<"$got")"
 else
 	echo "not ok workbench/robust-overcounted # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
@@ -385,6 +427,16 @@ if grep -q '^malformed-vhost-xdp_batch true 0 0 ' <<<"$got"; then
 	echo "ok workbench/robust-frame-errors # $(grep '^malformed-vhost' <<<"$got")"
 else
 	echo "not ok workbench/robust-frame-errors # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
+fi
+if grep -q '^rx-frames-churn false 0 .*no .packets - .received' <<<"$got"; then
+	echo "ok workbench/robust-ledger-term # $(grep '^rx-frames-churn' <<<"$got")"
+else
+	echo "not ok workbench/robust-ledger-term # $(tr '\n' ' ' <<<"${got:-no case line: $(tail -1 "$tmp/g5.log")}")"
+fi
+if [ $st != 0 ] && grep -q 'robust: no-such-case wrote no result' "$tmp/g5.log"; then
+	echo "ok workbench/robust-case-unreported # exit status $st"
+else
+	echo "not ok workbench/robust-case-unreported # exit status $st: $(grep -m1 'no-such-case' "$tmp/g5.log")"
 fi
 "$TOP/scripts/guest.sh" -k base -m tcg -t 60 -o "$tmp/g3" -- sh -c 'exit 3' >/dev/null 2>&1
 st=$?

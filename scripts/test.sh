@@ -7,32 +7,7 @@ set +e
 mkdir -p "$BUILD"
 log=$BUILD/test.log times=$BUILD/test.times
 : >"$log"; : >"$times"
-took() { # took NAME START: how long the step took, kept for CI's budget
-	echo "$1 $((SECONDS - $2))s" >>"$times"
-	say "test: took $(tail -n 1 "$times")"
-}
-run() { # run NAME CMD...: a step printing its own ok/not ok/skip lines
-	local name=$1 t=$SECONDS nok; shift
-	say "test: $name"
-	nok=$(grep -c '^not ok ' "$log")
-	"$@" | tee -a "$log"
-	# A step that failed must have said so itself, or it is said here.
-	[ "${PIPESTATUS[0]}" -eq 0 ] || [ "$(grep -c '^not ok ' "$log")" -gt "$nok" ] ||
-		echo "not ok $name # failed without saying why" | tee -a "$log"
-	took "$name" $t
-}
-step() { # step NAME CMD...: a step that prints no lines of its own
-	local name=$1 slog=$BUILD/test-${1//\//-}.log t=$SECONDS rc=0; shift
-	say "test: $name"
-	if "$@" >"$slog" 2>&1; then
-		echo "ok $name" | tee -a "$log"
-	else
-		echo "not ok $name # $(grep -v '^==' "$slog" | tail -1)" | tee -a "$log"
-		rc=1
-	fi
-	took "$name" $t
-	return $rc
-}
+. "$TOP/scripts/steps.sh"
 
 if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	step apply "$TOP/scripts/apply.sh"; then
