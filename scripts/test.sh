@@ -16,6 +16,9 @@ if step setup "$TOP/scripts/setup.sh" && step base "$TOP/scripts/base.sh" &&
 	# The patches whose trees the last make check passed (results/
 	# check.trees, when its toolchain is this one) are not built again.
 	run check "$TOP/scripts/check.sh" --changed
+	# Every table under results/ is of the trees its command measures
+	# today: a patch or a series order that moved leaves none stale.
+	run results /usr/bin/python3 "$TOP/scripts/figures.py" --results
 	# The series' own selftests and the upstream tun/tap ones on the release
 	# kernel, but for route_hint_saddr.sh, which drops-route-hint below
 	# runs on base and on the cut after the last `net` series; on the
