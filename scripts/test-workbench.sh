@@ -531,5 +531,12 @@ grep -q "CHECK_PICK=x: not a patch number" <<<"$out" && ! grep -q "^ok check/" <
 	bad+=" CHECK_PICK=x gave: $(tail -1 <<<"$out");"
 [ -z "$bad" ] && echo "ok workbench/check-key" || echo "not ok workbench/check-key #$bad"
 
+# A selftest whose every case skipped tested nothing: it fails, in its
+# line and in the exit status run.sh takes from ktap.awk.
+printf 'TAP version 13\n1..2\nok 1 rx # SKIP no /dev/vhost-net\nok 2 tx # SKIP no /dev/vhost-net\n' \
+	>"$tmp/skipped.ktap"
+expect selftest-all-skipped '^not ok series/tun_vhost # no test case ran' \
+	awk -v pre=series/tun_vhost -f "$TOP/selftests/ktap.awk" "$tmp/skipped.ktap"
+
 # The fuzzer's shrinker, against a stub guest
 "$TOP/scripts/test-fuzz-shrink.sh"
