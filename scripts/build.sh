@@ -1,29 +1,25 @@
 #!/bin/bash
-# Build a guest kernel: build.sh base|series|debug|base-debug|stack|stack-debug|
-# coverage|rt [make args...]
+# Build a guest kernel: build.sh KIND [make args...], KIND one of lib.sh's
+# KERNEL_KINDS, from the tree kernel_tree gives.
 # The config is tinyconfig plus kernel-config/ fragments; every requested
 # symbol is checked in the result, so a fragment that silently stopped
 # applying fails the build.
 . "$(dirname "$0")/lib.sh"
 
-kind=${1:?usage: build.sh base|series|debug|base-debug|stack|stack-debug|coverage|rt|check}; shift
-frags=("$TOP/kernel-config/guest.config") prof=()
+kind=${1:?usage: build.sh $(echo $KERNEL_KINDS | tr ' ' '|') [make args...]}; shift
+tree=$(kernel_tree "$kind")
+cfg=$TOP/kernel-config
+frags=("$cfg/guest.config") prof=()
 case $kind in
-base) tree=$BASE_TREE ;;
-series) tree=$TREE ;;
-debug) tree=$TREE; frags+=("$TOP/kernel-config/debug.config") ;;
-base-debug) tree=$BASE_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
-rt) tree=$TREE; frags+=("$TOP/kernel-config/debug.config" "$TOP/kernel-config/rt.config") ;;
-check) tree=$CHECK_TREE; frags+=("$TOP/kernel-config/check.config") ;;	# check.sh: each prefix
-stack) tree=$STACK_TREE ;;	# lib.sh's stack_checkout: the stack cut short
-stack-debug) tree=$STACK_TREE; frags+=("$TOP/kernel-config/debug.config") ;;
-coverage) tree=$TREE; frags+=("$TOP/kernel-config/coverage.config")
+*debug) frags+=("$cfg/debug.config") ;;
+rt) frags+=("$cfg/debug.config" "$cfg/rt.config") ;;
+check) frags+=("$cfg/check.config") ;;	# check.sh: each prefix
+coverage) frags+=("$cfg/coverage.config")
 	# gcov and KCOV for the code under test only (kbuild's per-object
 	# switches, by object name)
 	for o in tun.o tap.o net.o; do
 		prof+=("GCOV_PROFILE_$o=y" "KCOV_INSTRUMENT_$o=y")
 	done ;;
-*) die "unknown kernel '$kind' (base, series, debug, base-debug, stack, stack-debug, coverage, rt)" ;;
 esac
 [ -d "$tree" ] || die "no tree at $tree: run 'make base' first"
 out=$(kout "$kind")

@@ -19,36 +19,46 @@
 # "skip" and does not build them again, but for one patch picked at
 # random (CHECK_PICK=N, counted from 0, picks patch N), and checks each
 # message's sizes against results/bloat/; it writes nothing under
-# results/.  check.sh --key prints the key and exits.
+# results/.  check.sh --applies runs only the export and apply checks
+# (a minute, no build); check.sh --key prints the key and exits.
 . "$(dirname "$0")/lib.sh"
 # Checks report failures as lines; greps that find nothing are not errors.
 set +e +o pipefail
 # The checks are of every series, as a dry run.
 unset SERIES V SEND
-changed= key=
+changed= key= applies=
 case "$*" in
 --changed) changed=1 ;;
+--applies) applies=1 ;;
 --key) key=1 ;;
 "") ;;
-*) die "usage: check.sh [--changed|--key]" ;;
+*) die "usage: check.sh [--changed|--applies|--key]" ;;
 esac
 
-sparse=$BUILD/sparse/sparse
-[ -x "$sparse" ] || die "no sparse at $sparse: run 'make setup'"
 fails=0
 record=$TOP/results/check.trees
-# What a recorded pass depends on besides the trees: the tools (the
-# binaries that compile, check and link, not only their versions), the
-# configs of the check kernel and the scripts that build and check.  Only
-# the binaries' contents: setup.sh's sparse wrapper names the checkout's
-# path, which must not decide whether a fresh clone may use the record.
-tools=$(for t in "$(gcc -print-prog-name=cc1)" "$(command -v as)" "$(command -v ld)" \
-		"$BUILD/sparse/root/usr/bin/sparse" "$(command -v spatch)"; do
-		sha256sum <"$(readlink -f "$(command -v "$t")")"
-	done | sha256sum | cut -c1-16)
-inputs=$(cd "$TOP" && cat kernel-config/guest.config kernel-config/check.config \
-	scripts/build.sh scripts/check.sh scripts/lib.sh | sha256sum | cut -c1-16)
-toolchain="gcc $(gcc -dumpfullversion), sparse $("$sparse" --version), $(spatch --version | head -n 1 | cut -d' ' -f1-3), tools $tools, inputs $inputs"
+sparse=$BUILD/sparse/sparse
+# --applies needs none of the tools.
+if [ -z "$applies" ]; then
+	[ -x "$sparse" ] || die "no sparse at $sparse: run 'make setup'"
+	# kbuild prints CHECK before it runs sparse: one that cannot run would
+	# leave only a failed make behind.
+	sparse_version=$("$sparse" --version 2>/dev/null) ||
+		die "sparse at $sparse does not run: $("$sparse" --version 2>&1 | tail -1)"
+	# What a recorded pass depends on besides the trees: the tools (the
+	# binaries that compile, check and link, not only their versions),
+	# the configs of the check kernel and the scripts that build and
+	# check.  Only the binaries' contents: setup.sh's sparse wrapper names
+	# the checkout's path, which must not decide whether a fresh clone may
+	# use the record.
+	tools=$(for t in "$(gcc -print-prog-name=cc1)" "$(command -v as)" "$(command -v ld)" \
+			"$BUILD/sparse/root/usr/bin/sparse" "$(command -v spatch)"; do
+			sha256sum <"$(readlink -f "$(command -v "$t")")"
+		done | sha256sum | cut -c1-16)
+	inputs=$(cd "$TOP" && cat kernel-config/guest.config kernel-config/check.config \
+		scripts/build.sh scripts/check.sh scripts/lib.sh | sha256sum | cut -c1-16)
+	toolchain="gcc $(gcc -dumpfullversion), sparse $sparse_version, $(spatch --version | head -n 1 | cut -d' ' -f1-3), tools $tools, inputs $inputs"
+fi
 [ -z "$key" ] || { echo "$toolchain"; exit 0; }
 usable=
 if [ -n "$changed" ]; then
@@ -130,6 +140,7 @@ if rtam base "${files[@]}"; then
 else
 	nok "stack-applies # $(grep -m1 -i 'error\|fail\|patch does not apply' "$tmp/am.log")"
 fi
+[ -z "$applies" ] || exit $((fails > 0))
 
 # The send dry run of each series, as a sender who is not the neutral
 # identity: one mail per patch, plus the cover letter of a series of more
@@ -206,6 +217,8 @@ dfiles=$(echo "$files" | grep -v '^tools/' | grep '\.[ch]$' || true)
 # .c files among FILEs (all of them when none is given, or when one is a
 # touched header), and kernel-doc's of the touched files among them; line
 # numbers cut.  A patch can add a warning only where it changes the source.
+# Lines that say a file went unchecked start "unchecked: ": base's do not
+# excuse a patch's.
 warnings() {
 	local f o log=$tmp/w.log c=$cfiles d=$dfiles
 	if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qxF -f <(echo "$dfiles" | grep '\.h$'); then
@@ -216,11 +229,14 @@ warnings() {
 		o=${f%.c}.o
 		# a file a later patch adds
 		[ -f "$CHECK_TREE/$f" ] || continue
-		[ -f "$(kout check)/$o" ] || { echo "$f: not built by the check config"; continue; }
+		[ -f "$(kout check)/$o" ] || { echo "unchecked: $f: not built by the check config"; continue; }
 		touch "$CHECK_TREE/$f"
-		cmake W=1 C=2 CHECK="$sparse" "$o" >"$log" 2>&1 || true
-		grep -q "CHECK.*$f" "$log" || echo "$f: sparse did not run"
-		grep -E '^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error):' "$log" |
+		if ! cmake W=1 C=2 CHECK="$sparse" "$o" >"$log" 2>&1 &&
+			! grep -qE '^[^ ]+:[0-9]+(:[0-9]+)?: (fatal )?error:' "$log"; then
+			echo "unchecked: $f: make W=1 C=2 $o failed: $(tail -1 "$log")"
+		fi
+		grep -q "CHECK.*$f" "$log" || echo "unchecked: $f: sparse did not run"
+		grep -E '^[^ ]+:[0-9]+(:[0-9]+)?: (warning|(fatal )?error):' "$log" |
 			sed -E 's/:[0-9]+(:[0-9]+)?:/:/'
 	done
 	for f in $d; do
@@ -238,21 +254,32 @@ scripts_build() { "$TOP/scripts/build.sh" check >/dev/null 2>"$tmp/b.log" || cat
 prev=
 built_before() { # built_before COMMIT: base's warnings, and the commit's parent built
 	local want
-	if [ ! -f "$tmp/base.w" ]; then
+	if [ ! -f "$tmp/base.w" ] && [ -z "$changed" ]; then
 		cgit checkout -q --detach base
 		out=$(scripts_build)
 		[ -z "$out" ] || { echo "$out" >&2; die "base does not build with the guest config"; }
-		warnings | sort >"$tmp/base.w"
+		warnings | grep -v '^unchecked: ' | sort >"$tmp/base.w"
 		cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
 		prev=$(tgit rev-parse 'base^{tree}')
 	fi
 	want=$(tgit rev-parse "$1^^{tree}")
-	[ "$prev" != "$want" ] || return 0
-	[ "$prev" != "failed:$want" ] || return 1
-	cgit checkout -q --detach "$1^"
-	[ -z "$(scripts_build)" ] || { prev=failed:$want; return 1; }
-	cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
-	prev=$want
+	if [ "$prev" != "$want" ] && [ "$prev" != "failed:$want" ]; then
+		cgit checkout -q --detach "$1^"
+		if [ -z "$(scripts_build)" ]; then
+			cp "$(kout check)/vmlinux" "$tmp/prev.vmlinux"
+			prev=$want
+		else
+			prev=failed:$want
+		fi
+	fi
+	# --changed builds no base: base's warnings are of its sources
+	# compiled in the parent's build, which spares a cold ccache a whole
+	# build of the check config.
+	if [ ! -f "$tmp/base.w" ]; then
+		cgit checkout -q --detach base
+		warnings | grep -v '^unchecked: ' | sort >"$tmp/base.w"
+	fi
+	[ "$prev" = "$want" ]
 }
 # bloat-o-meter of each patch against the one before it: results/bloat.md.
 bloat=$tmp/bloat.rows passes=$tmp/passes
@@ -322,8 +349,9 @@ for i in "${!patches[@]}"; do
 	key="$(tgit rev-parse "$c^^{tree}") $tree"
 	tgit diff --name-only "$c^" "$c" | grep -qxF -f <(echo "$dfiles" | grep '\.h$') &&
 		key+=" c:$(echo "$cfiles" | sha256sum | cut -c1-12)"
+	again=
 	if [ "$i" = "$pick" ] && passed "$key" "$s"; then
-		echo "ok check/random-prefix # $s, recorded in results/check.trees, is built again (CHECK_PICK=$i)"
+		again=1
 	elif passed "$key" "$s"; then
 		echo "skip check/$s/build # tree ${tree:0:12} passed make check (results/check.trees)"
 		echo "skip check/$s/w1-sparse-kdoc # tree ${tree:0:12} passed make check (results/check.trees)"
@@ -360,6 +388,11 @@ for i in "${!patches[@]}"; do
 	fi
 	w=$(new_warnings $(tgit diff --name-only "$c^" "$c"))
 	verdict "$s/w1-sparse-kdoc" "$w"
+	if [ -n "$again" ] && [ -z "$built$w" ] && [ -n "$before" ]; then
+		ok "random-prefix # $s, recorded in results/check.trees, built again and passed (CHECK_PICK=$i)"
+	elif [ -n "$again" ]; then
+		nok "random-prefix # $s, recorded in results/check.trees, fails built again (CHECK_PICK=$i)"
+	fi
 	[ -n "$built$w" ] || [ -z "$before" ] || echo "$key $s" >>"$passes"
 done
 [ -n "$changed" ] || {

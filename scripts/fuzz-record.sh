@@ -29,12 +29,13 @@ if grep -qx CONFIG_KCOV=y "$(kout "$kernel")/.config"; then
 fi
 # The code is its tree: a commit message reworded leaves it the same code.
 case $kernel in
-base*) g=(tgit) ref=base code=base ;;
-stack*) g=(git -C "$STACK_TREE") ref=HEAD code="the stack cut at" ;;
-*) g=(tgit) ref=HEAD code=series ;;
+base*) code=base ;;
+stack*) code="the stack cut at" ;;
+*) code=series ;;
 esac
-code+=" $("${g[@]}" log -1 --abbrev=12 --format='%h %s' "$ref")"
-tree=$("${g[@]}" rev-parse "$ref^{tree}")
+g=(git -C "$(kernel_tree "$kernel")")
+code+=" $("${g[@]}" log -1 --abbrev=12 --format='%h %s' HEAD)"
+tree=$("${g[@]}" rev-parse 'HEAD^{tree}')
 jsonl=$TOP/results/fuzz.jsonl
 new=$({ grep -h '^{"role":"fuzz' "$out/run/output" 2>/dev/null || true; } | jq -cs \
 	--arg kernel "$kernel" \

@@ -11,6 +11,18 @@ TREE=$BUILD/series/linux	# the series branch: edit kernel code here
 BASE_TREE=$BUILD/base/linux	# a worktree at tag "base"
 CHECK_TREE=$BUILD/check/linux	# a worktree make check moves along the series
 kout() { echo "$BUILD/$1/out"; }
+# The kernels build.sh builds, and kernel_tree KIND: the tree each is
+# built from.
+KERNEL_KINDS="base series debug base-debug stack stack-debug coverage rt check"
+kernel_tree() {
+	case $1 in
+	base | base-debug) echo "$BASE_TREE" ;;
+	stack | stack-debug) echo "$STACK_TREE" ;;
+	check) echo "$CHECK_TREE" ;;
+	series | debug | coverage | rt) echo "$TREE" ;;
+	*) die "unknown kernel '$1' ($KERNEL_KINDS)" ;;
+	esac
+}
 BASE_SHA256=$(cut -d' ' -f1 "$TOP/scripts/base.sha256")
 BASE_DEB_VERSION=7.3~rc7-1~exp1
 SHARED_BASE=${SHARED_BASE:-$TOP/../shared/base/linux-source-7.3.tar.xz}

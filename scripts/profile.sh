@@ -29,8 +29,9 @@ shift $((OPTIND - 1))
 # A path to a bzImage has a slash; "series" is also the name of a file here.
 if [[ $kernel = */* ]] && [ -f "$kernel" ]; then
 	kernel=$(realpath "$kernel")	# guest.sh runs from bench/
-	map=$(dirname "$kernel")/../../../System.map
+	map=$(dirname "$kernel")/../../../System.map src=
 else
+	src=$(kernel_tree "$kernel")
 	map=$(kout "$kernel")/System.map
 fi
 [ -f "$map" ] || die "no $map: run 'make build' first"
@@ -41,12 +42,6 @@ runs=$BUILD/profile/${name:-run}
 mkdir -p "$runs"
 # the tree measured, for scripts/listcost.py and the table to name
 rm -f "$runs/tree"
-case $kernel in
-base*) src=$BASE_TREE ;;
-stack*) src=$STACK_TREE ;;
-*/*) src= ;;
-*) src=$TREE ;;
-esac
 [ -z "$src" ] || git -C "$src" rev-parse --short=12 'HEAD^{tree}' >"$runs/tree"
 for p in "$n" $((3 * n)); do
 	d=$runs/$p

@@ -93,6 +93,14 @@ expect make-unknown-stack 'STACK=bogus: no such series in ' \
 	make -C "$TOP" bench STACK=bogus BUILD="$tmp/none"
 expect make-unknown-scenario 'SCENARIO=s009: no such scenario' \
 	make -C "$TOP" bench SCENARIO=s009 BUILD="$tmp/none"
+expect make-unknown-kernel "KERNEL=serie: no such kernel \\(base series " \
+	make -C "$TOP" fuzz KERNEL=serie BUILD="$tmp/none"
+expect make-unknown-kernels "KERNELS=base sereis: no kernel 'sereis'" \
+	make -C "$TOP" build KERNELS="base sereis" BUILD="$tmp/none"
+expect make-unknown-mode 'MODE=kmv: icount, kvm or native' \
+	make -C "$TOP" bench MODE=kmv BUILD="$tmp/none"
+expect make-unknown-run 'RUN=bsae: base or series' \
+	make -C "$TOP" bench MODE=native RUN=bsae BUILD="$tmp/none"
 # the scenarios SCENARIO is checked against are the ones bench/run.sh runs
 d=$(diff <(sed -nE 's/^([a-z0-9-]+)\)[[:space:]].*/\1/p' "$TOP/bench/run.sh" | sort) \
 	<(tr ' ' '\n' <<<"$BENCH_SCENARIOS" | sort) | grep '^[<>]' | tr '\n' ' ')
@@ -526,10 +534,34 @@ echo "# edited" >>"$ck/kernel-config/check.config"
 k2=$(BUILD=$BUILD "$ck/scripts/check.sh" --key)
 [ -n "$k0" ] && [ "$k0" != "$k1" ] || bad+=" lib.sh edited, key '$k1' unchanged;"
 [ "$k1" != "$k2" ] || bad+=" check.config edited, key '$k2' unchanged;"
+mkdir -p "$tmp/b3/sparse"
+printf '#!/bin/sh\necho "libc.so.6: version GLIBC_2.38 not found" >&2\nexit 1\n' >"$tmp/b3/sparse/sparse"
+chmod +x "$tmp/b3/sparse/sparse"
+# kbuild prints CHECK before sparse runs: one that cannot run is refused
+out=$(BUILD=$tmp/b3 "$ck/scripts/check.sh" --key 2>&1)
+grep -q "sparse at $tmp/b3/sparse/sparse does not run: libc.so.6" <<<"$out" ||
+	bad+=" a sparse that cannot run gave key '$out';"
 out=$(CHECK_PICK=x "$TOP/scripts/check.sh" --changed 2>&1)
 grep -q "CHECK_PICK=x: not a patch number" <<<"$out" && ! grep -q "^ok check/" <<<"$out" ||
 	bad+=" CHECK_PICK=x gave: $(tail -1 <<<"$out");"
 [ -z "$bad" ] && echo "ok workbench/check-key" || echo "not ok workbench/check-key #$bad"
+
+# The stack, applied from patches/, must give the series branch: a patch
+# left out of its series file fails check/stack-applies.
+# --applies stops there, before the send dry run and the builds.
+sa=$tmp/sa
+mkdir -p "$sa"
+cp -r "$TOP/scripts" "$TOP/patches" "$TOP/letters" "$TOP/results" "$TOP/series" \
+	"$TOP/MAINTAINERS-notes" "$TOP/cover-letter.txt" "$sa/"
+lastp=$(stack_names | tail -1)
+sed -i '$d' "$sa/patches/$lastp/series"
+out=$(BUILD=$BUILD "$sa/scripts/check.sh" --applies 2>&1); st=$?
+if [ $st = 1 ] && tail -1 <<<"$out" |
+	grep -qE "^not ok check/stack-applies # the patches applied on base do not give the series branch's tree ?$"; then
+	echo "ok workbench/check-stack-applies # $(tail -1 <<<"$out")"
+else
+	echo "not ok workbench/check-stack-applies # exit status $st, said: $(tail -1 <<<"$out")"
+fi
 
 # A selftest whose every case skipped tested nothing: it fails, in its
 # line and in the exit status run.sh takes from ktap.awk.

@@ -16,8 +16,7 @@ selftest_build "$TREE" series "$st" "${progs[@]}"
 
 rc=0
 for k in "${kernels[@]}"; do
-	tree=$TREE
-	case $k in base*) tree=$BASE_TREE ;; esac
+	tree=$(kernel_tree "$k")
 	run=()
 	for t in "${tests[@]}"; do
 		[ -f "$tree/tools/testing/selftests/$t.c" ] || [ -f "$tree/tools/testing/selftests/$t" ] &&
